@@ -1,0 +1,5 @@
+import sys
+
+from payload.cli import main
+
+sys.exit(main())

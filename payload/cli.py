@@ -1,0 +1,157 @@
+"""Command line of the payload: options, validation, and the one place errors are printed."""
+import argparse
+import json
+import os
+import sys
+
+from payload import PayloadError
+from payload.shapes import parse_pixel_budget
+
+VARIANTS = ('lrfs', 'hrvs')
+MODELS = ('smallcnn', 'resnet50', 'vgg16')   # payload.models.MODELS, without importing Keras
+HRVS_BATCHING = ('single', 'padded', 'bucketed')
+EPOCH_TAG = 'SSB-EPOCH'
+SUMMARY_TAG = 'SSB-SUMMARY'
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise PayloadError(message)
+
+
+def parse_args(argv):
+    p = _Parser(prog='python -m payload', description=__doc__)
+    p.add_argument('--variant', required=True, choices=VARIANTS,
+                   help='lrfs: low-resolution fixed shape; hrvs: high-resolution variable shape')
+    p.add_argument('--model', default='smallcnn',
+                   help=f'one of {", ".join(MODELS)} (default: smallcnn)')
+    p.add_argument('--data-dir', required=True, help='dataset root in the MAMe layout')
+    p.add_argument('--subset', default='train', choices=('train', 'val', 'test'))
+    p.add_argument('--epochs', type=int, default=3)
+    p.add_argument('--batch-size', type=int,
+                   help='default: 128 for lrfs (MAMe baselines), 1 for hrvs (the paper\'s setting)')
+    p.add_argument('--image-size', type=int, default=256, help='lrfs: images resized to this square')
+    p.add_argument('--crop-size', type=int, default=224, help='lrfs: random square crop')
+    p.add_argument('--pixel-budget', default='65k',
+                   help='hrvs: downscale images above this many pixels, aspect ratio kept '
+                        '(e.g. 65k, 360k, 2m, or native; default 65k)')
+    p.add_argument('--hrvs-batching', default='single', choices=HRVS_BATCHING,
+                   help='hrvs: single (batch 1), padded (to the batch\'s largest image), '
+                        'bucketed (padded to a bounded set of shapes)')
+    p.add_argument('--retracing', default='per-shape', choices=('per-shape', 'reduced'),
+                   help='per-shape: one graph per input shape (TensorFlow default); '
+                        'reduced: tf.function(reduce_retracing=True)')
+    p.add_argument('--learning-rate', type=float, default=1e-3)
+    p.add_argument('--memory-limit-gib', type=float,
+                   help='refuse images whose training step would need more; '
+                        'default: host memory (cgroup limit) on CPU, no check on GPU')
+    p.add_argument('--seed', type=int, default=0)
+    args = p.parse_args(argv)
+    validate(args)
+    return args
+
+
+def validate(args):
+    if args.model not in MODELS:
+        raise PayloadError(f'unknown model {args.model!r}; choose from {", ".join(MODELS)}')
+    if args.epochs < 2:
+        raise PayloadError('--epochs must be >= 2: steady-state time is the median of the '
+                           'epochs after the first')
+    if args.batch_size is None:
+        args.batch_size = 128 if args.variant == 'lrfs' else 1
+    if args.batch_size < 1:
+        raise PayloadError(f'--batch-size must be >= 1, got {args.batch_size}')
+    if args.variant == 'hrvs' and args.hrvs_batching == 'single' and args.batch_size != 1:
+        raise PayloadError('--hrvs-batching single trains at batch 1; use padded or bucketed '
+                           f'for --batch-size {args.batch_size}')
+    if not 1 <= args.crop_size <= args.image_size:
+        raise PayloadError('--crop-size must be between 1 and --image-size')
+    if args.memory_limit_gib is not None and args.memory_limit_gib <= 0:
+        raise PayloadError('--memory-limit-gib must be positive')
+    try:
+        args.pixel_budget_px = parse_pixel_budget(args.pixel_budget)
+    except ValueError as err:
+        raise PayloadError(str(err)) from None
+
+
+def emit(tag, record):
+    print(f'{tag} {json.dumps(record, sort_keys=True)}', flush=True)
+
+
+def check_memory(args, records, memory_model, limit_bytes):
+    from payload import data
+    for record, (batch, height, width) in data.batch_shapes(
+            records, args.variant, args.batch_size, args.image_size, args.crop_size,
+            args.pixel_budget_px, args.hrvs_batching):
+        need = memory_model.training_bytes(batch, height, width)
+        if need > limit_bytes:
+            raise PayloadError(
+                f'image {record.path!r} ({record.width}x{record.height} px, trained as '
+                f'{width}x{height} at batch {batch}) needs about {need / 2**30:.2f} GiB to train '
+                f'{args.model}, over the memory limit of {limit_bytes / 2**30:.2f} GiB; '
+                f'lower --pixel-budget or raise --memory-limit-gib')
+
+
+def run(args):
+    import keras
+    import tensorflow as tf
+
+    from payload import data, models, resources, train
+    from sizeshape_datasets import mame
+
+    tf.get_logger().setLevel('ERROR')   # retracing warnings: traces are counted and reported
+
+    try:
+        records, class_names = mame.read_mame(args.data_dir, args.subset)
+    except mame.DatasetError as err:
+        raise PayloadError(str(err)) from None
+    keras.utils.set_random_seed(args.seed)
+    if args.memory_limit_gib is not None:
+        limit = args.memory_limit_gib * 2**30
+    elif not resources.gpus():
+        limit = resources.host_memory_limit_bytes()
+    else:
+        limit = None
+    if limit is not None:
+        check_memory(args, records, models.MemoryModel(args.model, len(class_names)), limit)
+
+    if args.variant == 'lrfs':
+        dataset = data.lrfs_dataset(records, args.image_size, args.crop_size,
+                                    args.batch_size, args.seed)
+    else:
+        dataset = data.hrvs_dataset(records, args.pixel_budget_px, args.hrvs_batching,
+                                    args.batch_size, args.seed)
+    model = models.build(args.model, len(class_names))
+    step = train.TrainingStep(model, args.learning_rate, args.retracing == 'reduced')
+    seen_shapes, epochs = set(), []
+    for epoch in range(1, args.epochs + 1):
+        epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes))
+        emit(EPOCH_TAG, epochs[-1])
+    summary = train.summarise(epochs, seen_shapes, step)
+    summary.update({
+        'variant': args.variant, 'model': args.model, 'batch_size': args.batch_size,
+        'dataset': os.path.abspath(args.data_dir), 'subset': args.subset,
+        'classes': len(class_names),
+        'image_size': args.image_size if args.variant == 'lrfs' else None,
+        'crop_size': args.crop_size if args.variant == 'lrfs' else None,
+        'pixel_budget': args.pixel_budget if args.variant == 'hrvs' else None,
+        'hrvs_batching': args.hrvs_batching if args.variant == 'hrvs' else None,
+        'retracing': args.retracing, 'seed': args.seed,
+        'memory_limit_bytes': limit,
+        'device_memory': None if resources.gpus() else resources.DEVICE_MEMORY_ON_CPU,
+        'devices': resources.device_names(), 'versions': resources.versions(),
+    })
+    emit(SUMMARY_TAG, summary)
+
+
+def main(argv=None):
+    os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')   # keep stderr for our own errors
+    try:
+        run(parse_args(sys.argv[1:] if argv is None else argv))
+    except PayloadError as err:
+        print(f'error: {err}', file=sys.stderr, flush=True)
+        return 2
+    except MemoryError:
+        print('error: out of host memory', file=sys.stderr, flush=True)
+        return 2
+    return 0

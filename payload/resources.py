@@ -1,0 +1,72 @@
+"""What the payload measures about the machine: memory, devices, versions."""
+import os
+import platform
+import resource
+import sys
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+DEVICE_MEMORY_ON_CPU = 'not measured: no accelerator (host memory is host_peak_rss_bytes)'
+
+
+def gpus():
+    return tf.config.list_logical_devices('GPU')
+
+
+def reset_device_peaks():
+    for device in gpus():
+        tf.config.experimental.reset_memory_stats(device.name)
+
+
+def device_peak_bytes():
+    """Largest peak allocation over the visible GPUs since the last reset; None on CPU."""
+    devices = gpus()
+    if not devices:
+        return None
+    return max(tf.config.experimental.get_memory_info(d.name)['peak'] for d in devices)
+
+
+def host_peak_rss_bytes():
+    """Peak resident set size of this process so far (ru_maxrss is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def host_memory_limit_bytes():
+    """The memory this process may use: its cgroup limit if set, else physical memory."""
+    limits = [os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')]
+    for path in ('/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes'):
+        try:
+            with open(path) as f:
+                value = f.read().strip()
+        except OSError:
+            continue
+        if value.isdigit():
+            limits.append(int(value))
+    return min(limits)
+
+
+def cpu_model():
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                if line.startswith('model name'):
+                    return line.split(':', 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def device_names():
+    names = [f'CPU: {cpu_model()} x{os.cpu_count()} logical cores']
+    for device in tf.config.list_physical_devices('GPU'):
+        details = tf.config.experimental.get_device_details(device)
+        names.append(f'{device.name}: {details.get("device_name", "unknown GPU")}')
+    return names
+
+
+def versions():
+    return {'tensorflow': tf.__version__, 'keras': keras.__version__,
+            'numpy': np.__version__, 'python': platform.python_version(),
+            'platform': sys.platform}

@@ -1,0 +1,49 @@
+"""Input shapes: where each image ends up before it reaches the model.
+
+Computed in Python from the JPEG headers, before any decoding, so that the
+number of distinct shapes and the memory an image needs are known up front.
+"""
+import math
+
+# Bucket sides grow geometrically so that the set of bucket shapes stays small
+# at every resolution, and each image is padded by less than this factor per side.
+BUCKET_GROWTH = 1.25
+BUCKET_MIN_SIDE = 32
+
+
+def parse_pixel_budget(text):
+    """'65k' -> 65000, '360k' -> 360000, '2m' -> 2000000, 'native' -> None."""
+    value = text.strip().lower()
+    if value == 'native':
+        return None
+    multiplier = {'k': 1_000, 'm': 1_000_000}.get(value[-1:], 1)
+    try:
+        number = float(value[:-1] if multiplier > 1 else value)
+    except ValueError:
+        raise ValueError(f'pixel budget {text!r} is not a number, "65k", "1m" or "native"') from None
+    if number <= 0:
+        raise ValueError(f'pixel budget must be positive, got {text!r}')
+    return int(number * multiplier)
+
+
+def budget_shape(width, height, pixel_budget):
+    """(height, width) scaled down to at most ``pixel_budget`` pixels, aspect ratio kept.
+
+    Images already within the budget keep their native size: never upscale.
+    """
+    if pixel_budget is None or width * height <= pixel_budget:
+        return height, width
+    factor = math.sqrt(pixel_budget / (width * height))
+    return max(1, int(height * factor)), max(1, int(width * factor))
+
+
+def bucket_side(side):
+    bound = BUCKET_MIN_SIDE
+    while bound < side:
+        bound = math.ceil(bound * BUCKET_GROWTH)
+    return bound
+
+
+def bucket_shape(height, width):
+    """The bounded shape an image of (height, width) is padded to when bucketing."""
+    return bucket_side(height), bucket_side(width)

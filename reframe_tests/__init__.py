@@ -1,0 +1,1 @@
+"""ReFrame tests of size-shape-bench: ``reframe -c reframe_tests -r``."""

@@ -1,0 +1,43 @@
+"""The data the training tests read: made once per session by a fixture."""
+import reframe as rfm
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import run_before, sanity_function, variable
+
+from . import payload_log
+from .environment import python_for
+
+NUM_CLASSES = 29
+
+
+class SyntheticMAMe(rfm.RunOnlyRegressionTest):
+    """A synthetic MAMe-like dataset (real JPEGs, MAMe layout) in the stage directory."""
+
+    valid_systems = ['*']
+    valid_prog_environs = ['+tensorflow', 'builtin']
+    images_per_class = variable(int, value=2)
+    val_per_class = variable(int, value=1)
+    scale = variable(float, value=0.05)
+    seed = variable(int, value=0)
+    subdir = variable(str, value='mame')
+    time_limit = '30m'
+
+    @run_before('run')
+    def set_command(self):
+        self.executable = python_for(self)
+        self.executable_opts = [
+            '-m', 'sizeshape_datasets', 'make', '--out', self.subdir,
+            '--images-per-class', str(self.images_per_class),
+            '--val-per-class', str(self.val_per_class),
+            '--scale', str(self.scale), '--seed', str(self.seed),
+        ]
+
+    @property
+    def train_images(self):
+        return NUM_CLASSES * self.images_per_class
+
+    @sanity_function
+    def dataset_made(self):
+        return sn.all([payload_log.assert_no_error(self.stderr), sn.assert_eq(
+            sn.extractsingle(r'"images": (\d+)', self.stdout, 1, int), self.train_images,
+            msg='dataset has {0} training images, expected {1}')])

@@ -1,0 +1,122 @@
+"""Train a model on LR&FS and on HR&VS images and log time, throughput and memory.
+
+Selection is by partition features only: ``cpu`` runs anywhere without the
+``gpu`` feature (ReFrame's builtin ``generic`` system included), ``gpu`` on
+partitions with it. ResNet-50 and VGG-16 are opt-in: ``-S models=smallcnn,resnet50,vgg16``.
+"""
+import csv
+import os
+import shlex
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import (fixture, parameter, run_after, run_before,
+                                   sanity_function, variable)
+
+from . import payload_log
+from .environment import python_for
+from .mame_data import SyntheticMAMe
+
+MIB = 1 / 2**20
+
+
+@sn.deferrable
+def count_subset_rows(metadata_csv, subset):
+    with open(metadata_csv, newline='') as f:
+        return sum(1 for row in csv.DictReader(f) if row['Subset'] == subset)
+
+
+@rfm.simple_test
+class TrainingTest(rfm.RunOnlyRegressionTest):
+    """One training run of the payload: a variant x model x device."""
+
+    variant = parameter(['lrfs', 'hrvs'])
+    model = parameter(['smallcnn', 'resnet50', 'vgg16'])
+    device = parameter(['cpu', 'gpu'])
+
+    models = variable(typ.List[str], value=['smallcnn'])
+    epochs = variable(int, value=3)
+    lrfs_batch_size = variable(int, value=16)
+    hrvs_batch_size = variable(int, value=1)
+    image_size = variable(int, value=256)
+    crop_size = variable(int, value=224)
+    pixel_budget = variable(str, value='65k')
+    hrvs_batching = variable(str, value='single')
+    retracing = variable(str, value='per-shape')
+    # Real MAMe root; default: the partition's extras['mame_root'], else synthetic data.
+    data_dir = variable(str, value='')
+    subset = variable(str, value='train')
+
+    # Filled in by the test itself, for the perflog.
+    batch_size = variable(int, value=0)
+    dataset = variable(str, value='')
+    tensorflow_version = variable(str, value='unknown')
+
+    mame_data = fixture(SyntheticMAMe, scope='session')
+    valid_prog_environs = ['+tensorflow', 'builtin']
+    num_tasks = 1
+    time_limit = '1h'
+
+    @run_after('init')
+    def select(self):
+        self.valid_systems = ['+gpu'] if self.device == 'gpu' else ['-gpu']
+        self.tags = {self.variant, self.model, self.device}
+        if self.model == 'smallcnn':
+            self.tags.add('smoke')
+        self.skip_if(self.model not in self.models,
+                     f'{self.model} is opt-in: run with -S models={",".join(self.models + [self.model])}')
+        self.batch_size = self.lrfs_batch_size if self.variant == 'lrfs' else self.hrvs_batch_size
+
+    @run_before('run')
+    def set_command(self):
+        partition = self.current_partition
+        self.dataset = (self.data_dir or partition.extras.get('mame_root') or
+                        os.path.join(self.mame_data.stagedir, self.mame_data.subdir))
+        if self.device == 'gpu':
+            self.num_gpus_per_node = 1
+        opts = ['-m', 'payload', '--variant', self.variant, '--model', self.model,
+                '--data-dir', shlex.quote(self.dataset), '--subset', self.subset,
+                '--epochs', str(self.epochs), '--batch-size', str(self.batch_size),
+                '--retracing', self.retracing]
+        if self.variant == 'lrfs':
+            opts += ['--image-size', str(self.image_size), '--crop-size', str(self.crop_size)]
+        else:
+            opts += ['--pixel-budget', self.pixel_budget, '--hrvs-batching', self.hrvs_batching]
+        if self.device == 'gpu' and 'gpu_memory_gib' in partition.extras:
+            opts += ['--memory-limit-gib', str(partition.extras['gpu_memory_gib'])]
+        self.executable = python_for(self)
+        self.executable_opts = opts
+
+    def expected_images(self):
+        if self.dataset == os.path.join(self.mame_data.stagedir, self.mame_data.subdir):
+            return self.mame_data.train_images if self.subset == 'train' else None
+        return count_subset_rows(os.path.join(self.dataset, 'MAMe_dataset.csv'), self.subset)
+
+    @sanity_function
+    def training_complete(self):
+        return payload_log.assert_training_complete(
+            self.stdout, self.stderr, self.job.exitcode, self.epochs, self.expected_images())
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        stdout = os.path.join(self.stagedir, self.job.stdout)   # hooks run outside the stage dir
+        self.tensorflow_version = sn.evaluate(payload_log.summary(stdout))['versions']['tensorflow']
+
+        def value(key, unit, scale=1.0):
+            return sn.make_performance_function(
+                payload_log.summary_value(self.stdout, key, scale), unit)
+
+        self.perf_variables = {
+            'steady_epoch_time': value('steady_epoch_s', 's'),
+            'first_epoch_time': value('first_epoch_s', 's'),
+            'first_epoch_overhead': value('first_epoch_overhead_s', 's'),
+            'throughput': value('images_per_s', 'img/s'),
+            'pixel_throughput': value('mpx_per_s', 'Mpx/s'),
+            'host_peak_memory': value('host_peak_rss_bytes', 'MiB', MIB),
+            'input_wait_fraction': value('input_wait_fraction', 'fraction'),
+            'distinct_shapes': value('distinct_shapes', 'shapes'),
+            'traced_graphs': value('traced_graphs', 'graphs'),
+        }
+        if self.device == 'gpu':
+            self.perf_variables['device_peak_memory'] = value('device_peak_bytes', 'MiB', MIB)
