@@ -93,18 +93,20 @@ def check_memory(args, records, memory_model, limit_bytes):
 
 
 def run(args):
-    import keras
-    import tensorflow as tf
-
-    from payload import data, models, resources, train
     from sizeshape_datasets import mame
 
-    tf.get_logger().setLevel('ERROR')   # retracing warnings: traces are counted and reported
-
+    # Data problems are reported before the seconds that importing TensorFlow takes.
     try:
         records, class_names = mame.read_mame(args.data_dir, args.subset)
     except mame.DatasetError as err:
         raise PayloadError(str(err)) from None
+
+    import keras
+    import tensorflow as tf
+
+    from payload import data, models, resources, train
+
+    tf.get_logger().setLevel('ERROR')   # retracing warnings: traces are counted and reported
     keras.utils.set_random_seed(args.seed)
     if args.memory_limit_gib is not None:
         limit = args.memory_limit_gib * 2**30

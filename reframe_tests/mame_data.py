@@ -1,7 +1,8 @@
 """The data the training tests read: made once per session by a fixture."""
+import os
+
 import reframe as rfm
 import reframe.utility.sanity as sn
-import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, sanity_function, variable
 
 from . import payload_log
@@ -33,11 +34,20 @@ class SyntheticMAMe(rfm.RunOnlyRegressionTest):
         ]
 
     @property
-    def train_images(self):
-        return NUM_CLASSES * self.images_per_class
+    def data_dir(self):
+        return os.path.join(self.stagedir, self.subdir)
+
+    @property
+    def description(self):
+        return (f'synthetic-mame images_per_class={self.images_per_class} '
+                f'val_per_class={self.val_per_class} scale={self.scale} seed={self.seed}')
+
+    def images(self, subset):
+        per_class = {'train': self.images_per_class, 'val': self.val_per_class}.get(subset, 0)
+        return NUM_CLASSES * per_class
 
     @sanity_function
     def dataset_made(self):
         return sn.all([payload_log.assert_no_error(self.stderr), sn.assert_eq(
-            sn.extractsingle(r'"images": (\d+)', self.stdout, 1, int), self.train_images,
+            sn.extractsingle(r'"images": (\d+)', self.stdout, 1, int), self.images('train'),
             msg='dataset has {0} training images, expected {1}')])

@@ -50,12 +50,16 @@ def assert_no_error(stderr):
 
 @sn.deferrable
 def assert_training_complete(stdout, stderr, exitcode, expected_epochs, expected_images):
-    """Sanity: no error line, exit 0, every epoch finished with a finite loss on every image."""
+    """Sanity: no error line, exit 0, every epoch finished with a finite loss on every image.
+
+    ``expected_images`` is called only after the payload is known to have succeeded.
+    """
     assert_no_error(stderr).evaluate()
     if exitcode != 0:
         raise SanityError(f'payload exited with status {exitcode} without an error line '
                           f'(killed? see {stderr})')
     records = epochs(stdout).evaluate()
+    expected_images = expected_images()
     if [r['epoch'] for r in records] != list(range(1, expected_epochs + 1)):
         raise SanityError(f'expected epochs 1..{expected_epochs}, found '
                           f'{[r["epoch"] for r in records]}')

@@ -21,7 +21,6 @@ from .mame_data import SyntheticMAMe
 MIB = 1 / 2**20
 
 
-@sn.deferrable
 def count_subset_rows(metadata_csv, subset):
     with open(metadata_csv, newline='') as f:
         return sum(1 for row in csv.DictReader(f) if row['Subset'] == subset)
@@ -47,8 +46,12 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     # Real MAMe root; default: the partition's extras['mame_root'], else synthetic data.
     data_dir = variable(str, value='')
     subset = variable(str, value='train')
+    # Refuse images whose training step would need more (GiB); default: the
+    # partition's extras['gpu_memory_gib'] on GPUs, host memory on CPUs.
+    memory_limit_gib = variable(float, type(None), value=None)
 
-    # Filled in by the test itself, for the perflog.
+    # Filled in by the test itself, for the perflog. The dataset is its path, or
+    # the recipe of the synthetic data (whose stage directory ReFrame cleans up).
     batch_size = variable(int, value=0)
     dataset = variable(str, value='')
     tensorflow_version = variable(str, value='unknown')
@@ -71,32 +74,40 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     @run_before('run')
     def set_command(self):
         partition = self.current_partition
-        self.dataset = (self.data_dir or partition.extras.get('mame_root') or
-                        os.path.join(self.mame_data.stagedir, self.mame_data.subdir))
+        data_dir = self.data_dir or partition.extras.get('mame_root')
+        if data_dir:
+            self.dataset = data_dir
+        else:
+            data_dir = self.mame_data.data_dir
+            self.dataset = self.mame_data.description
         if self.device == 'gpu':
             self.num_gpus_per_node = 1
         opts = ['-m', 'payload', '--variant', self.variant, '--model', self.model,
-                '--data-dir', shlex.quote(self.dataset), '--subset', self.subset,
+                '--data-dir', shlex.quote(data_dir), '--subset', self.subset,
                 '--epochs', str(self.epochs), '--batch-size', str(self.batch_size),
                 '--retracing', self.retracing]
         if self.variant == 'lrfs':
             opts += ['--image-size', str(self.image_size), '--crop-size', str(self.crop_size)]
         else:
             opts += ['--pixel-budget', self.pixel_budget, '--hrvs-batching', self.hrvs_batching]
-        if self.device == 'gpu' and 'gpu_memory_gib' in partition.extras:
-            opts += ['--memory-limit-gib', str(partition.extras['gpu_memory_gib'])]
+        memory_limit = self.memory_limit_gib
+        if memory_limit is None and self.device == 'gpu':
+            memory_limit = partition.extras.get('gpu_memory_gib')
+        if memory_limit is not None:
+            opts += ['--memory-limit-gib', str(memory_limit)]
         self.executable = python_for(self)
         self.executable_opts = opts
 
     def expected_images(self):
-        if self.dataset == os.path.join(self.mame_data.stagedir, self.mame_data.subdir):
-            return self.mame_data.train_images if self.subset == 'train' else None
+        """Images in the subset; called by the sanity check only once the payload succeeded."""
+        if self.dataset == self.mame_data.description:
+            return self.mame_data.images(self.subset)
         return count_subset_rows(os.path.join(self.dataset, 'MAMe_dataset.csv'), self.subset)
 
     @sanity_function
     def training_complete(self):
         return payload_log.assert_training_complete(
-            self.stdout, self.stderr, self.job.exitcode, self.epochs, self.expected_images())
+            self.stdout, self.stderr, self.job.exitcode, self.epochs, self.expected_images)
 
     @run_before('performance')
     def set_perf_variables(self):

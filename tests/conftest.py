@@ -1,0 +1,33 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sizeshape_datasets import synthetic
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def make_dataset(path, images_per_class=1, **kwargs):
+    kwargs.setdefault('val_per_class', 0)
+    return synthetic.generate(str(path), images_per_class=images_per_class, **kwargs)
+
+
+@pytest.fixture(scope='session')
+def tiny_dataset(tmp_path_factory):
+    """29 training images (one per class), MAMe layout, small shapes."""
+    return make_dataset(tmp_path_factory.mktemp('data') / 'mame')
+
+
+def run_payload(*args, timeout=600):
+    return subprocess.run([sys.executable, '-m', 'payload', *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, cwd=REPO)
+
+
+def payload_error(proc):
+    """The single ``error: ...`` line a failed payload printed (and assert there is one)."""
+    assert proc.returncode != 0, proc.stdout
+    errors = [line for line in proc.stderr.splitlines() if line.startswith('error: ')]
+    assert len(errors) == 1, proc.stderr
+    return errors[0]

@@ -1,0 +1,91 @@
+"""End to end: ``reframe -c reframe_tests -r`` on ReFrame's builtin generic system."""
+import glob
+import os
+import shutil
+
+import pytest
+import tensorflow as tf
+
+from conftest import make_dataset
+from reframe_runs import read_perflog, run_reframe
+
+
+@pytest.fixture(scope='module')
+def default_run(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp('rfm')
+    proc = run_reframe('-r', cwd=cwd)
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    return cwd, proc
+
+
+def test_default_run_logs_both_variants(default_run):
+    cwd, proc = default_run
+    (perflog,) = glob.glob(os.path.join(cwd, 'perflogs', 'generic', 'default', 'TrainingTest.log'))
+    records = {r['variant']: r for r in read_perflog(perflog)}
+    assert set(records) == {'lrfs', 'hrvs'}
+    for variant, r in records.items():
+        assert r['result'] == 'pass'
+        assert r['model'] == 'smallcnn'
+        assert r['tensorflow_version'] == tf.__version__
+        assert r['dataset'].startswith('synthetic-mame images_per_class=2 ')
+        for var in ('steady_epoch_time', 'first_epoch_time', 'throughput',
+                    'pixel_throughput', 'host_peak_memory'):
+            assert float(r[f'{var}_value']) > 0, (variant, var)
+        assert r['host_peak_memory_unit'] == 'MiB'
+        assert float(r['host_peak_memory_value']) > 100
+    assert records['lrfs']['batch_size'] == '16' and records['hrvs']['batch_size'] == '1'
+    # HR&VS keeps every shape: one traced graph per image shape, shown, not averaged away.
+    assert float(records['hrvs']['distinct_shapes_value']) > 20
+    assert float(records['lrfs']['distinct_shapes_value']) <= 2
+    assert 'Ran 3/3 test case(s)' in proc.stdout
+
+
+@pytest.fixture(scope='module')
+def broken_dataset(tmp_path_factory):
+    root = make_dataset(tmp_path_factory.mktemp('broken') / 'mame')
+    victim = os.path.join(root, 'data', '5.jpg')
+    data = open(victim, 'rb').read()
+    open(victim, 'wb').write(data[:len(data) // 2])
+    return root, victim
+
+
+def expect_failure(cwd, *args):
+    proc = run_reframe('-r', *args, cwd=cwd)
+    assert proc.returncode != 0
+    reasons = [line for line in proc.stdout.splitlines() if '* Reason:' in line]
+    assert reasons, proc.stdout[-3000:]
+    return reasons
+
+
+def test_missing_data_dir_fails_with_payload_error(tmp_path):
+    missing = tmp_path / 'no such dir'
+    (reason,) = expect_failure(tmp_path, '-n', 'variant=lrfs', '-S', f'data_dir={missing}')
+    assert f"payload failed: error: data directory '{missing}' does not exist" in reason
+
+
+def test_corrupt_jpeg_fails_with_payload_error(tmp_path, broken_dataset):
+    root, victim = broken_dataset
+    (reason,) = expect_failure(tmp_path, '-n', 'variant=hrvs', '-S', f'data_dir={root}')
+    assert f"error: corrupt image '{victim}': truncated JPEG" in reason
+
+
+def test_bad_batch_size_fails_with_payload_error(tmp_path):
+    (reason,) = expect_failure(tmp_path, '-n', 'variant=lrfs', '-S', 'lrfs_batch_size=0')
+    assert 'payload failed: error: --batch-size must be >= 1, got 0' in reason
+
+
+def test_image_over_memory_limit_fails_with_its_shape(tmp_path):
+    (reason,) = expect_failure(tmp_path, '-n', 'variant=hrvs', '-S', 'pixel_budget=native',
+                               '-S', 'memory_limit_gib=0.001')
+    assert 'payload failed: error: image ' in reason and 'over the memory limit' in reason
+    assert ' px, trained as ' in reason
+
+
+def test_data_path_with_spaces_runs(tmp_path, broken_dataset):
+    spaced = tmp_path / 'data with spaces' / 'mame'
+    make_dataset(spaced)
+    proc = run_reframe('-r', '-n', 'variant=hrvs', '-S', f'data_dir={spaced}', cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    (perflog,) = glob.glob(os.path.join(tmp_path, 'perflogs', '*', '*', 'TrainingTest.log'))
+    (record,) = read_perflog(perflog)
+    assert record['dataset'] == str(spaced) and record['result'] == 'pass'

@@ -1,0 +1,38 @@
+import math
+
+import pytest
+
+from payload import shapes
+
+
+@pytest.mark.parametrize('text, pixels', [
+    ('65k', 65_000), ('360K', 360_000), ('2m', 2_000_000), ('1000', 1000), ('native', None)])
+def test_parse_pixel_budget(text, pixels):
+    assert shapes.parse_pixel_budget(text) == pixels
+
+
+@pytest.mark.parametrize('text', ['abc', '0', '-5k', 'k'])
+def test_parse_pixel_budget_rejects(text):
+    with pytest.raises(ValueError):
+        shapes.parse_pixel_budget(text)
+
+
+def test_budget_shape_downscales_keeping_aspect():
+    h, w = shapes.budget_shape(2667, 2900, 65_000)      # (width, height) in, (h, w) out
+    assert h * w <= 65_000
+    assert h * w > 0.98 * 65_000
+    assert abs(w / h - 2667 / 2900) < 0.01
+
+
+def test_budget_shape_never_upscales():
+    assert shapes.budget_shape(100, 50, 65_000) == (50, 100)
+    assert shapes.budget_shape(5000, 4000, None) == (4000, 5000)
+
+
+def test_buckets_are_bounded_and_contain_the_image():
+    sides = range(1, 2000)
+    buckets = {shapes.bucket_side(s) for s in sides}
+    # One bucket per growth step from the minimum side: logarithmic, not linear, in the side.
+    assert len(buckets) <= 2 + math.log(2000 / shapes.BUCKET_MIN_SIDE) / math.log(shapes.BUCKET_GROWTH)
+    for s in sides:
+        assert s <= shapes.bucket_side(s) <= max(shapes.BUCKET_MIN_SIDE, s * shapes.BUCKET_GROWTH + 1)
