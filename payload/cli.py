@@ -29,7 +29,7 @@ def parse_args(argv):
     p.add_argument('--subset', default='train', choices=('train', 'val', 'test'))
     p.add_argument('--epochs', type=int, default=3)
     p.add_argument('--batch-size', type=int,
-                   help='default: 128 for lrfs (MAMe baselines), 1 for hrvs (the paper\'s setting)')
+                   help='per device; default: 128 for lrfs (MAMe baselines), 1 for hrvs (the paper\'s setting)')
     p.add_argument('--image-size', type=int, default=256, help='lrfs: images resized to this square')
     p.add_argument('--crop-size', type=int, default=224, help='lrfs: random square crop')
     p.add_argument('--pixel-budget', default='65k',
@@ -41,6 +41,9 @@ def parse_args(argv):
     p.add_argument('--retracing', default='per-shape', choices=('per-shape', 'reduced'),
                    help='per-shape: one graph per input shape (TensorFlow default); '
                         'reduced: tf.function(reduce_retracing=True)')
+    p.add_argument('--strategy', default='auto', choices=('auto', 'default', 'mirrored', 'multi-worker'),
+                   help='auto: multi-worker when several tasks are launched (srun -n N, or '
+                        'TF_CONFIG), mirrored over several local GPUs, else default')
     p.add_argument('--learning-rate', type=float, default=1e-3)
     p.add_argument('--memory-limit-gib', type=float,
                    help='refuse images whose training step would need more; '
@@ -104,9 +107,14 @@ def run(args):
     import keras
     import tensorflow as tf
 
-    from payload import data, models, resources, train
+    from payload import data, distribute, models, resources, train
 
     tf.get_logger().setLevel('ERROR')   # retracing warnings: traces are counted and reported
+    strategy, strategy_kind = distribute.make_strategy(args.strategy)   # before any other op
+    worker, workers = distribute.worker_of(strategy)
+    local_replicas = strategy.num_replicas_in_sync // workers
+    shard = distribute.shard(records, worker, workers,
+                             args.batch_size * local_replicas if local_replicas > 1 else 1)
     keras.utils.set_random_seed(args.seed)
     if args.memory_limit_gib is not None:
         limit = args.memory_limit_gib * 2**30
@@ -115,24 +123,33 @@ def run(args):
     else:
         limit = None
     if limit is not None:
-        check_memory(args, records, models.MemoryModel(args.model, len(class_names)), limit)
+        check_memory(args, shard, models.MemoryModel(args.model, len(class_names)), limit)
 
-    if args.variant == 'lrfs':
-        dataset = data.lrfs_dataset(records, args.image_size, args.crop_size,
-                                    args.batch_size, args.seed)
-    else:
-        dataset = data.hrvs_dataset(records, args.pixel_budget_px, args.hrvs_batching,
-                                    args.batch_size, args.seed)
-    model = models.build(args.model, len(class_names))
-    step = train.TrainingStep(model, args.learning_rate, args.retracing == 'reduced')
+    def worker_dataset(_):
+        if args.variant == 'lrfs':
+            return data.lrfs_dataset(shard, args.image_size, args.crop_size,
+                                     args.batch_size, args.seed + worker)
+        return data.hrvs_dataset(shard, args.pixel_budget_px, args.hrvs_batching,
+                                 args.batch_size, args.seed + worker)
+
+    dataset = strategy.distribute_datasets_from_function(worker_dataset)
+    step = train.TrainingStep(strategy, lambda: models.build(args.model, len(class_names)),
+                              args.learning_rate, args.retracing == 'reduced')
     seen_shapes, epochs = set(), []
     for epoch in range(1, args.epochs + 1):
-        epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes))
-        emit(EPOCH_TAG, epochs[-1])
+        try:
+            epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes))
+        except train.WORKER_FAILURES as err:
+            raise PayloadError(f'worker {worker} of {workers}: another worker died or stopped '
+                               f'answering in epoch {epoch} ({train.describe_error(err)})') from None
+        emit(EPOCH_TAG, {'worker': worker, **epochs[-1]})
     summary = train.summarise(epochs, seen_shapes, step)
     summary.update({
-        'variant': args.variant, 'model': args.model, 'batch_size': args.batch_size,
+        'worker': worker, 'workers': workers, 'replicas': strategy.num_replicas_in_sync,
+        'strategy': strategy_kind, 'variant': args.variant, 'model': args.model,
+        'batch_size': args.batch_size, 'global_batch_size': args.batch_size * strategy.num_replicas_in_sync,
         'dataset': os.path.abspath(args.data_dir), 'subset': args.subset,
+        'dataset_images': len(records), 'images_left_out': len(records) - workers * len(shard),
         'classes': len(class_names),
         'image_size': args.image_size if args.variant == 'lrfs' else None,
         'crop_size': args.crop_size if args.variant == 'lrfs' else None,

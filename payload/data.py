@@ -1,8 +1,8 @@
 """tf.data input pipelines for the two variants.
 
-Both read the same JPEG files. Each element is (images, labels, true_hw, paths):
+Both read the same JPEG files. Each element is (images, labels, true_hw):
 true_hw holds each image's real height and width so that padded pixels are
-never counted as work, and paths let an error name the offending file.
+never counted as work.
 """
 import tensorflow as tf
 
@@ -30,7 +30,7 @@ def lrfs_dataset(records, image_size, crop_size, batch_size, seed):
         image = tf.image.resize(_decode(path), [image_size, image_size])
         image = tf.image.random_crop(image, [crop_size, crop_size, 3])
         image = tf.image.random_flip_left_right(image) / 255.0
-        return image, label, tf.constant([crop_size, crop_size]), path
+        return image, label, tf.constant([crop_size, crop_size])
 
     ds = _source(records, seed).map(load, num_parallel_calls=AUTOTUNE)
     return ds.batch(batch_size).prefetch(AUTOTUNE)
@@ -61,7 +61,7 @@ def hrvs_dataset(records, pixel_budget, batching, batch_size, seed):
         image = image / 255.0
         if batching == 'bucketed':
             image = tf.image.pad_to_bounding_box(image, 0, 0, bucket_h, bucket_w)
-        return image, label, tf.stack([height, width]), path, bucket_id
+        return image, label, tf.stack([height, width]), bucket_id
 
     ds = ds.map(load, num_parallel_calls=AUTOTUNE)
     if batching == 'single':
@@ -74,7 +74,7 @@ def hrvs_dataset(records, pixel_budget, batching, batch_size, seed):
                                 window_size=batch_size)
     else:
         raise ValueError(f'unknown HR&VS batching {batching!r}')
-    return ds.map(lambda image, label, hw, path, _: (image, label, hw, path)).prefetch(AUTOTUNE)
+    return ds.map(lambda image, label, hw, _: (image, label, hw)).prefetch(AUTOTUNE)
 
 
 def batch_shapes(records, variant, batch_size, image_size=None, crop_size=None,

@@ -1,8 +1,9 @@
-"""The training loop: a tf.function step with GradientTape, timed per epoch.
+"""The training loop: a tf.function step under a tf.distribute strategy, timed per epoch.
 
 A hand-written loop (not keras.Model.fit) so that tracing, input waiting and
 per-shape costs are each measured where they happen.
 """
+import re
 import statistics
 import time
 
@@ -11,68 +12,83 @@ import tensorflow as tf
 
 from payload import PayloadError, resources
 
+# Errors by which TensorFlow reports that another worker died or stopped answering.
+WORKER_FAILURES = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
+                   tf.errors.CancelledError, tf.errors.AbortedError)
+# What one step returns, summed over every replica of every worker.
+LOSS_SUM, IMAGES, PIXELS, PROCESSED_PIXELS = range(4)
+
 
 class TrainingStep:
     """One optimisation step; counts how often TensorFlow traces a new graph."""
 
-    def __init__(self, model, learning_rate, reduce_retracing):
-        self.model = model
-        self.optimizer = keras.optimizers.Adam(learning_rate)
-        self.optimizer.build(model.trainable_variables)
-        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    def __init__(self, strategy, build_model, learning_rate, reduce_retracing):
+        self.strategy = strategy
+        with strategy.scope():
+            self.model = build_model()
+            self.optimizer = keras.optimizers.Adam(learning_rate)
+            self.optimizer.build(self.model.trainable_variables)
+        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction='none')
         self.traces = 0
-        self._step = tf.function(self._python_step, reduce_retracing=reduce_retracing)
+        self._step = tf.function(self._global_step, reduce_retracing=reduce_retracing)
 
-    def _python_step(self, images, labels):
-        self.traces += 1          # Python side effects run only while tracing
+    def _replica_step(self, images, labels, true_hw):
+        variables = self.model.trainable_variables
         with tf.GradientTape() as tape:
-            loss = self.loss_fn(labels, self.model(images, training=True))
-        grads = tape.gradient(loss, self.model.trainable_variables)
-        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
-        return loss
+            per_image = self.loss_fn(labels, self.model(images, training=True))
+            loss = tf.nn.compute_average_loss(per_image)      # mean over the global batch
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        shape = tf.cast(tf.shape(images), tf.float64)
+        return tf.stack([tf.reduce_sum(tf.cast(per_image, tf.float64)), shape[0],
+                         tf.reduce_sum(tf.reduce_prod(tf.cast(true_hw, tf.float64), axis=1)),
+                         shape[0] * shape[1] * shape[2]])
 
-    def __call__(self, images, labels):
-        return self._step(images, labels)
+    def _global_step(self, images, labels, true_hw):
+        self.traces += 1          # Python side effects run only while tracing
+        per_replica = self.strategy.run(self._replica_step, args=(images, labels, true_hw))
+        return self.strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+
+    def __call__(self, images, labels, true_hw):
+        return self._step(images, labels, true_hw)
 
 
 def run_epoch(epoch, dataset, step, seen_shapes):
     resources.reset_device_peaks()
     traces_before, shapes_before = step.traces, len(seen_shapes)
-    images = pixels = processed_pixels = steps = 0
-    loss_sum = tf.constant(0.0)
-    input_wait = 0.0
+    totals = tf.zeros([4], tf.float64)
+    steps, input_wait = 0, 0.0
     start = time.perf_counter()
     iterator = iter(dataset)
     while True:
         waited = time.perf_counter()
         try:
             batch = next(iterator, None)
+        except WORKER_FAILURES:
+            raise
         except tf.errors.OpError as err:
-            raise PayloadError(f'reading input in epoch {epoch}: {_first_line(err)}') from None
+            raise PayloadError(f'reading input in epoch {epoch}: {describe_error(err)}') from None
         input_wait += time.perf_counter() - waited
         if batch is None:
             break
-        x, y, true_hw, paths = batch
-        batch_size, height, width = x.shape[0], x.shape[1], x.shape[2]
-        seen_shapes.add((batch_size, height, width))
+        images, labels, true_hw = batch
+        local_shapes = [tuple(x.shape[:3]) for x in
+                        step.strategy.experimental_local_results(images)]
+        seen_shapes.update(local_shapes)
         try:
-            loss = step(x, y)
+            totals += step(images, labels, true_hw)
         except tf.errors.ResourceExhaustedError:
-            raise PayloadError(
-                f'out of memory training on a batch of shape {batch_size}x{height}x{width}x3 '
-                f'(first image {paths[0].numpy().decode()!r})') from None
-        loss_sum += loss * batch_size
-        images += batch_size
-        pixels += int(tf.reduce_sum(tf.reduce_prod(true_hw, axis=1)))
-        processed_pixels += batch_size * height * width
+            raise PayloadError('out of memory training on a batch of shape '
+                               f'{"x".join(map(str, local_shapes[0]))}x3') from None
         steps += 1
-    loss = float(loss_sum) / max(images, 1)   # also waits for the last step to finish
+    loss_sum, images, pixels, processed = totals.numpy()   # waits for the last step
     seconds = time.perf_counter() - start
     return {
-        'epoch': epoch, 'seconds': seconds, 'steps': steps, 'images': images,
-        'pixels': pixels, 'images_per_s': images / seconds, 'mpx_per_s': pixels / seconds / 1e6,
-        'padded_fraction': 1 - pixels / processed_pixels if processed_pixels else 0.0,
-        'loss': loss, 'input_wait_s': input_wait,
+        'epoch': epoch, 'seconds': seconds, 'steps': steps, 'images': int(images),
+        'pixels': int(pixels), 'images_per_s': images / seconds,
+        'mpx_per_s': pixels / seconds / 1e6,
+        'padded_fraction': 1 - pixels / processed if processed else 0.0,
+        'loss': loss_sum / max(images, 1), 'input_wait_s': input_wait,
         'new_shapes': len(seen_shapes) - shapes_before,
         'traces': step.traces - traces_before,
         'device_peak_bytes': resources.device_peak_bytes(),
@@ -85,8 +101,10 @@ def summarise(epochs, seen_shapes, step):
     first = epochs[0]
     steady = statistics.median(e['seconds'] for e in epochs[1:])
     device_peaks = [e['device_peak_bytes'] for e in epochs if e['device_peak_bytes'] is not None]
+    total_seconds = sum(e['seconds'] for e in epochs)
     return {
         'epochs': len(epochs),
+        'steps_per_epoch': first['steps'],
         'images_per_epoch': first['images'],
         'first_epoch_s': first['seconds'],
         'steady_epoch_s': steady,
@@ -97,7 +115,7 @@ def summarise(epochs, seen_shapes, step):
         'distinct_shapes': len(seen_shapes),
         'traced_graphs': step.traces,
         'input_wait_s': sum(e['input_wait_s'] for e in epochs),
-        'input_wait_fraction': sum(e['input_wait_s'] for e in epochs) / sum(e['seconds'] for e in epochs),
+        'input_wait_fraction': sum(e['input_wait_s'] for e in epochs) / total_seconds,
         'first_loss': first['loss'],
         'final_loss': epochs[-1]['loss'],
         'device_peak_bytes': max(device_peaks) if device_peaks else None,
@@ -105,5 +123,11 @@ def summarise(epochs, seen_shapes, step):
     }
 
 
-def _first_line(err):
-    return (err.message or str(err)).strip().splitlines()[0]
+def describe_error(err):
+    """The informative part of a TensorFlow error, on one line."""
+    text = err.message or str(err)
+    grpc = re.search(r'grpc_message:"([^"]+)"', text)
+    if grpc:
+        return grpc.group(1)
+    text = re.sub(r'\{\{function_node [^}]*\}\}', '', text).replace('Graph execution error:', '')
+    return ' '.join(text.split())[:300] or type(err).__name__

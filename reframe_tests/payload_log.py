@@ -20,8 +20,18 @@ def epochs(stdout):
 
 
 @sn.deferrable
+def summaries(stdout):
+    """Every worker's summary, by worker index."""
+    return {s['worker']: s for s in sn.extractall(SUMMARY_PATTERN, stdout, 1, json.loads)}
+
+
+@sn.deferrable
 def summary(stdout):
-    return sn.extractsingle(SUMMARY_PATTERN, stdout, 1, json.loads)
+    """Worker 0's summary: epoch records and summaries hold global images and pixels."""
+    found = summaries(stdout).evaluate()
+    if 0 not in found:
+        raise SanityError(f'no SSB-SUMMARY line of worker 0 in {stdout}')
+    return found[0]
 
 
 @sn.deferrable
@@ -49,8 +59,10 @@ def assert_no_error(stderr):
 
 
 @sn.deferrable
-def assert_training_complete(stdout, stderr, exitcode, expected_epochs, expected_images):
-    """Sanity: no error line, exit 0, every epoch finished with a finite loss on every image.
+def assert_training_complete(stdout, stderr, exitcode, expected_epochs, expected_images,
+                             workers=1):
+    """Sanity: no error line, exit 0, every worker finished every epoch with the same
+    number of steps and a finite loss, on every image of the dataset.
 
     ``expected_images`` is called only after the payload is known to have succeeded.
     """
@@ -59,15 +71,26 @@ def assert_training_complete(stdout, stderr, exitcode, expected_epochs, expected
         raise SanityError(f'payload exited with status {exitcode} without an error line '
                           f'(killed? see {stderr})')
     records = epochs(stdout).evaluate()
+    finals = summaries(stdout).evaluate()
+    if sorted(finals) != list(range(workers)):
+        raise SanityError(f'expected summaries of workers 0..{workers - 1}, found {sorted(finals)}')
     expected_images = expected_images()
-    if [r['epoch'] for r in records] != list(range(1, expected_epochs + 1)):
-        raise SanityError(f'expected epochs 1..{expected_epochs}, found '
-                          f'{[r["epoch"] for r in records]}')
-    for r in records:
-        if not math.isfinite(r['loss']):
-            raise SanityError(f'epoch {r["epoch"]}: loss is {r["loss"]}')
-        if r['images'] != expected_images:
-            raise SanityError(f'epoch {r["epoch"]}: trained on {r["images"]} images, '
-                              f'the dataset has {expected_images}')
-    summary(stdout).evaluate()
+    for worker, final in finals.items():
+        if final['dataset_images'] != expected_images:
+            raise SanityError(f'the dataset has {final["dataset_images"]} images, '
+                              f'expected {expected_images}')
+        mine = [r for r in records if r.get('worker', 0) == worker]
+        if [r['epoch'] for r in mine] != list(range(1, expected_epochs + 1)):
+            raise SanityError(f'worker {worker}: expected epochs 1..{expected_epochs}, '
+                              f'found {[r["epoch"] for r in mine]}')
+        for r in mine:
+            if not math.isfinite(r['loss']):
+                raise SanityError(f'epoch {r["epoch"]}: loss is {r["loss"]}')
+            trained = expected_images - final['images_left_out']
+            if r['images'] != trained:
+                raise SanityError(f'epoch {r["epoch"]}: trained on {r["images"]} images, '
+                                  f'expected {trained}')
+            if r['steps'] != mine[0]['steps'] or r['steps'] != finals[0]['steps_per_epoch']:
+                raise SanityError(f'worker {worker}, epoch {r["epoch"]}: {r["steps"]} steps, '
+                                  f'worker 0 took {finals[0]["steps_per_epoch"]}')
     return True

@@ -3,6 +3,8 @@
 Selection is by partition features only: ``cpu`` runs anywhere without the
 ``gpu`` feature (ReFrame's builtin ``generic`` system included), ``gpu`` on
 partitions with it. ResNet-50 and VGG-16 are opt-in: ``-S models=smallcnn,resnet50,vgg16``.
+Scales above ``single`` train data-parallel (see scaling.py) and report their
+parallel efficiency against the ``single`` run of the same variant, on which they depend.
 """
 import csv
 import os
@@ -11,10 +13,11 @@ import shlex
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
+import reframe.utility.udeps as udeps
 from reframe.core.builtins import (fixture, parameter, run_after, run_before,
                                    sanity_function, variable)
 
-from . import payload_log
+from . import payload_log, references, scaling
 from .environment import python_for
 from .mame_data import SyntheticMAMe
 
@@ -28,11 +31,12 @@ def count_subset_rows(metadata_csv, subset):
 
 @rfm.simple_test
 class TrainingTest(rfm.RunOnlyRegressionTest):
-    """One training run of the payload: a variant x model x device."""
+    """One training run of the payload: a variant x model x device x scale."""
 
     variant = parameter(['lrfs', 'hrvs'])
     model = parameter(['smallcnn', 'resnet50', 'vgg16'])
     device = parameter(['cpu', 'gpu'])
+    scale = parameter(list(scaling.SCALES))
 
     models = variable(typ.List[str], value=['smallcnn'])
     epochs = variable(int, value=3)
@@ -52,13 +56,13 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
 
     # Filled in by the test itself, for the perflog. The dataset is its path, or
     # the recipe of the synthetic data (whose stage directory ReFrame cleans up).
-    batch_size = variable(int, value=0)
+    batch_size = variable(int, value=0)          # per device
+    hardware_ratio = variable(int, value=1)      # devices (GPU) or nodes (CPU) vs 'single'
     dataset = variable(str, value='')
     tensorflow_version = variable(str, value='unknown')
 
     mame_data = fixture(SyntheticMAMe, scope='session')
     valid_prog_environs = ['+tensorflow', 'builtin']
-    num_tasks = 1
     time_limit = '1h'
 
     @run_after('init')
@@ -70,6 +74,26 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         self.skip_if(self.model not in self.models,
                      f'{self.model} is opt-in: run with -S models={",".join(self.models + [self.model])}')
         self.batch_size = self.lrfs_batch_size if self.variant == 'lrfs' else self.hrvs_batch_size
+        if self.scale != 'single':
+            self.depends_on(self.single_scale_name(), udeps.by_env)
+
+    def single_scale_name(self):
+        cls = type(self)
+        (num,) = cls.get_variant_nums(variant=self.variant, model=self.model,
+                                      device=self.device, scale='single')
+        return cls.variant_name(num)
+
+    @run_after('setup')
+    def set_layout(self):
+        try:
+            layout = scaling.layout(self.scale, self.device, self.current_partition)
+        except ValueError as err:
+            self.skip(str(err))
+        self.num_tasks = layout.num_tasks
+        self.num_tasks_per_node = layout.num_tasks_per_node
+        if layout.num_gpus_per_node:
+            self.num_gpus_per_node = layout.num_gpus_per_node
+        self.hardware_ratio = layout.hardware_ratio
 
     @run_before('run')
     def set_command(self):
@@ -80,8 +104,6 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         else:
             data_dir = self.mame_data.data_dir
             self.dataset = self.mame_data.description
-        if self.device == 'gpu':
-            self.num_gpus_per_node = 1
         opts = ['-m', 'payload', '--variant', self.variant, '--model', self.model,
                 '--data-dir', shlex.quote(data_dir), '--subset', self.subset,
                 '--epochs', str(self.epochs), '--batch-size', str(self.batch_size),
@@ -98,6 +120,13 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         self.executable = python_for(self)
         self.executable_opts = opts
 
+    @run_before('run', always_last=True)
+    def set_reference(self):
+        """References from references/<system>.yaml, if the system has one (references.py)."""
+        reference = references.for_test(self)
+        if reference:
+            self.reference = reference
+
     def expected_images(self):
         """Images in the subset; called by the sanity check only once the payload succeeded."""
         if self.dataset == self.mame_data.description:
@@ -107,7 +136,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     @sanity_function
     def training_complete(self):
         return payload_log.assert_training_complete(
-            self.stdout, self.stderr, self.job.exitcode, self.epochs, self.expected_images)
+            self.stdout, self.stderr, self.job.exitcode, self.epochs, self.expected_images,
+            self.num_tasks)
 
     @run_before('performance')
     def set_perf_variables(self):
@@ -131,3 +161,11 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         }
         if self.device == 'gpu':
             self.perf_variables['device_peak_memory'] = value('device_peak_bytes', 'MiB', MIB)
+        if self.scale != 'single':
+            single = self.getdep(self.single_scale_name())
+            single_throughput = sn.evaluate(payload_log.summary_value(
+                os.path.join(single.stagedir, single.job.stdout), 'images_per_s'))
+            self.perf_variables['parallel_efficiency'] = sn.make_performance_function(
+                payload_log.summary_value(self.stdout, 'images_per_s',
+                                          1 / (single_throughput * self.hardware_ratio)),
+                'fraction')

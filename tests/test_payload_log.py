@@ -1,4 +1,4 @@
-"""The ReFrame-side parser of the payload output, on real and damaged logs."""
+"""The ReFrame-side parser of the payload output, on complete and damaged logs."""
 import json
 
 import pytest
@@ -8,13 +8,19 @@ from reframe.core.exceptions import SanityError
 from reframe_tests import payload_log
 
 
-def epoch(n, images=29, loss=3.0):
-    return 'SSB-EPOCH ' + json.dumps({'epoch': n, 'images': images, 'loss': loss, 'seconds': 1.0})
+def epoch(n, images=29, loss=3.0, worker=0, steps=29):
+    return 'SSB-EPOCH ' + json.dumps({'epoch': n, 'images': images, 'loss': loss,
+                                      'seconds': 1.0, 'worker': worker, 'steps': steps})
 
 
-SUMMARY = 'SSB-SUMMARY ' + json.dumps({'steady_epoch_s': 0.5, 'host_peak_rss_bytes': 2**30,
-                                       'device_peak_bytes': None,
-                                       'versions': {'tensorflow': '2.21.0'}})
+def summary(worker=0, left_out=0, steps=29):
+    return 'SSB-SUMMARY ' + json.dumps({
+        'worker': worker, 'steady_epoch_s': 0.5, 'host_peak_rss_bytes': 2**30,
+        'device_peak_bytes': None, 'dataset_images': 29, 'images_left_out': left_out,
+        'steps_per_epoch': steps, 'versions': {'tensorflow': '2.21.0'}})
+
+
+SUMMARY = summary()
 
 
 @pytest.fixture
@@ -27,8 +33,9 @@ def log(tmp_path):
     return write
 
 
-def check(out, err, exitcode=0, epochs=3, images=29):
-    return sn.evaluate(payload_log.assert_training_complete(out, err, exitcode, epochs, lambda: images))
+def check(out, err, exitcode=0, epochs=3, images=29, workers=1):
+    return sn.evaluate(payload_log.assert_training_complete(
+        out, err, exitcode, epochs, lambda: images, workers))
 
 
 def test_complete_log_passes(log):
@@ -38,23 +45,38 @@ def test_complete_log_passes(log):
     assert sn.evaluate(payload_log.summary_value(out, 'host_peak_rss_bytes', 2**-20)) == 1024
 
 
+def test_two_workers_interleaved(log):
+    lines = []
+    for n in (1, 2, 3):
+        lines += [epoch(n, images=28, steps=14, worker=1), epoch(n, images=28, steps=14)]
+    lines += [summary(1, left_out=1, steps=14), summary(0, left_out=1, steps=14)]
+    out, err = log(lines)
+    assert check(out, err, workers=2)
+    assert sn.evaluate(payload_log.summary(out))['worker'] == 0
+
+
 def test_error_line_is_the_failure_reason(log):
     out, err = log([epoch(1)], ['chatter', "error: corrupt image '/d/7.jpg': truncated JPEG"])
     with pytest.raises(SanityError, match=r"payload failed: error: corrupt image '/d/7.jpg'"):
         check(out, err, exitcode=2)
 
 
-@pytest.mark.parametrize('lines, exitcode, message', [
-    ([epoch(1), epoch(2), SUMMARY], 0, r'expected epochs 1..3'),
-    ([epoch(1), epoch(2), epoch(3, loss=float('nan')), SUMMARY], 0, 'loss is nan'),
-    ([epoch(1), epoch(2, images=28), epoch(3), SUMMARY], 0, 'trained on 28 images'),
-    ([epoch(1), epoch(2), epoch(3)], 0, 'SSB-SUMMARY'),
-    ([epoch(1), epoch(2), epoch(3), SUMMARY], -9, 'exited with status -9 without an error line'),
+@pytest.mark.parametrize('lines, exitcode, workers, message', [
+    ([epoch(1), epoch(2), SUMMARY], 0, 1, r'expected epochs 1..3'),
+    ([epoch(1), epoch(2), epoch(3, loss=float('nan')), SUMMARY], 0, 1, 'loss is nan'),
+    ([epoch(1), epoch(2, images=28), epoch(3), SUMMARY], 0, 1, 'trained on 28 images'),
+    ([epoch(1), epoch(2), epoch(3)], 0, 1, r'expected summaries of workers 0..0, found \[\]'),
+    ([epoch(1), epoch(2), epoch(3), SUMMARY], -9, 1, 'exited with status -9 without an error line'),
+    ([epoch(1), epoch(2), epoch(3), SUMMARY], 0, 2, r'summaries of workers 0..1, found \[0\]'),
+    ([epoch(1), epoch(2), epoch(3), epoch(1, worker=1), epoch(2, worker=1), SUMMARY, summary(1)],
+     0, 2, r'worker 1: expected epochs 1..3, found \[1, 2\]'),
+    ([epoch(1), epoch(2), epoch(3), epoch(1, worker=1), epoch(2, worker=1),
+      epoch(3, worker=1, steps=28), SUMMARY, summary(1)], 0, 2, 'worker 1, epoch 3: 28 steps'),
 ])
-def test_incomplete_runs_fail(log, lines, exitcode, message):
+def test_incomplete_runs_fail(log, lines, exitcode, workers, message):
     out, err = log(lines)
     with pytest.raises(SanityError, match=message):
-        check(out, err, exitcode=exitcode)
+        check(out, err, exitcode=exitcode, workers=workers)
 
 
 def test_missing_value_is_an_error_not_zero(log):

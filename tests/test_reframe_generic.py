@@ -37,7 +37,7 @@ def test_default_run_logs_both_variants(default_run):
     # HR&VS keeps every shape: one traced graph per image shape, shown, not averaged away.
     assert float(records['hrvs']['distinct_shapes_value']) > 20
     assert float(records['lrfs']['distinct_shapes_value']) <= 2
-    assert 'Ran 3/3 test case(s)' in proc.stdout
+    assert 'Ran 3/9 test case(s)' in proc.stdout    # data, 2 single-scale runs; the other scales skip
 
 
 @pytest.fixture(scope='module')
