@@ -1,0 +1,333 @@
+"""The part every size-shape-bench site configuration shares.
+
+A site file (``site_configs/<site>.py``) loads this module by path (its
+``_load_common``: site files are not a package) and calls
+:func:`site_configuration` with only what differs between sites: its
+``systems`` and its TensorFlow ``environments``. Everything else lives here:
+
+* ``logging``: the performance log (one record per test, with every performance
+  variable and every loggable test variable: variant, model, batch_size,
+  dataset, tensorflow_version, job id and node list, ...), plus an ``httpjson``
+  handler for Elastic/Grafana that is off unless ``SSB_PERFLOG_HTTP_URL`` is set;
+* ``general``: where the tests are, and results storage (ReFrame's SQLite
+  database, so that ``reframe --list-stored-sessions`` and
+  ``--performance-compare`` work across runs);
+* ``modes``: ``--mode=quick`` (smoke sizes) and ``--mode=acceptance`` (full
+  sizes, every model, references enforced).
+
+This file is not a ReFrame configuration by itself: pass a site file to ``-C``.
+
+Environment variables read here (all optional):
+
+``SSB_PERFLOG_HTTP_URL``
+    URL of an HTTP endpoint taking one JSON document per POST, e.g. an
+    Elasticsearch index ``http://elastic.example.org:9200/ssb-perflog/_doc``.
+    Unset (the default): no HTTP handler at all.
+``SSB_PERFLOG_HTTP_AUTH``
+    Value of the ``Authorization`` header sent with each record
+    (e.g. ``ApiKey <key>``); read from the environment, never written here.
+``SSB_PERFLOG_HTTP_DEBUG``
+    ``1``: the httpjson handler writes each JSON record to a file in the
+    current directory instead of sending it (ReFrame's ``debug`` mode).
+``SSB_ACCOUNT``, ``SSB_QOS``
+    Scheduler account (budget, project) and QoS, added to the job scripts of
+    sites whose files use :func:`access_from_env`.
+``SSB_PYTHON``
+    The interpreter that runs the payload, for environments whose site file
+    names none (:func:`tensorflow_environ`): typically a virtualenv where
+    ``pip install .[gpu]`` (or ``.[cpu]``) installed this package, on a file
+    system the compute nodes see. Unset: ``python3`` from PATH after the
+    environment's modules are loaded.
+
+ReFrame's own variables still apply on top: ``RFM_SQLITE_DB_FILE`` (results
+database), ``RFM_PERFLOG_DIR`` (perflog directory), ``RFM_PREFIX``, ...
+"""
+import difflib
+import os
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Where the results database goes unless RFM_SQLITE_DB_FILE says otherwise.
+# ReFrame expands ${HOME}; one file per user, shared by every site config.
+RESULTS_DB = '${HOME}/.reframe/reports/size-shape-bench.db'
+
+# Keys left out of `%(check_#ALL)s`: ReFrame's builtin list (reframe/core/
+# settings.py, 4.10), i.e. test internals that say nothing about the result.
+# Everything else a test declares as a variable or parameter is logged, so the
+# TrainingTest record carries variant, model, device, batch_size, epochs,
+# dataset, tensorflow_version, ... plus check_jobid and check_job_nodelist.
+PERFLOG_IGNORE_KEYS = [
+    'check_build_locally',
+    'check_build_time_limit',
+    'check_display_name',
+    'check_executable',
+    'check_executable_opts',
+    'check_hashcode',
+    'check_keep_files',
+    'check_local',
+    'check_maintainers',
+    'check_max_pending_time',
+    'check_outputdir',
+    'check_prebuild_cmds',
+    'check_prefix',
+    'check_prerun_cmds',
+    'check_postbuild_cmds',
+    'check_postrun_cmds',
+    'check_readonly_files',
+    'check_sourcepath',
+    'check_sourcesdir',
+    'check_stagedir',
+    'check_strict_check',
+    'check_tags',
+    'check_time_limit',
+    'check_valid_prog_environs',
+    'check_valid_systems',
+    'check_variables',
+]
+
+# One line per test: result|completion time|<all loggable attributes>|
+# then value|unit|reference|lower|upper| for each performance variable.
+PERFLOG_FORMAT = '%(check_result)s|%(check_job_completion_time)s|%(check_#ALL)s'
+PERFLOG_FORMAT_PERFVARS = ('%(check_perf_value)s|%(check_perf_unit)s|'
+                           '%(check_perf_ref)s|%(check_perf_lower_thres)s|'
+                           '%(check_perf_upper_thres)s|')
+
+
+def perflog_handlers(environ=None):
+    """The perflog handlers: a file per system/partition/test, and optionally HTTP."""
+    environ = os.environ if environ is None else environ
+    handlers = [{
+        'type': 'filelog',
+        # perflogs/<system>/<partition>/<test>.log, under ./perflogs or
+        # --perflogdir / RFM_PERFLOG_DIR
+        'prefix': '%(check_system)s/%(check_partition)s',
+        'level': 'info',
+        'format': PERFLOG_FORMAT,
+        'format_perfvars': PERFLOG_FORMAT_PERFVARS,
+        'ignore_keys': PERFLOG_IGNORE_KEYS,
+        'append': True,
+    }]
+    url = environ.get('SSB_PERFLOG_HTTP_URL', '').strip()
+    if url:
+        http = {
+            'type': 'httpjson',
+            'url': url,
+            'level': 'info',
+            # Constant fields added to every document, to filter on in Grafana.
+            'extras': {'facility': 'size-shape-bench', 'data-version': '1'},
+            # The same keys as the file log leaves out; performance values
+            # arrive flattened as check_perf_<variable>_value/_unit/_ref/...
+            'ignore_keys': PERFLOG_IGNORE_KEYS,
+            'debug': environ.get('SSB_PERFLOG_HTTP_DEBUG', '') not in ('', '0'),
+        }
+        auth = environ.get('SSB_PERFLOG_HTTP_AUTH', '')
+        if auth:
+            http['extra_headers'] = {'Authorization': auth}
+        handlers.append(http)
+
+    return handlers
+
+
+def logging_config(environ=None):
+    # Only the perflog handlers: ReFrame merges this entry with its builtin
+    # one, which keeps its stdout stream and debug-file handlers.
+    return [{
+        'perflog_multiline': False,     # one record per test, all variables in it
+        'handlers_perflog': perflog_handlers(environ),
+    }]
+
+
+def general_config():
+    return [{
+        # `reframe -C site_configs/<site>.py -r` finds the tests without -c.
+        'check_search_path': [os.path.join(REPO, 'reframe_tests')],
+        'check_search_recursive': False,
+    }]
+
+
+def storage_config():
+    return [{'enable': True, 'sqlite_db_file': RESULTS_DB}]
+
+
+# What -S can set is every `variable()` of the tests: see
+# reframe_tests/training.py (TrainingTest) and reframe_tests/mame_data.py
+# (SyntheticMAMe, the fixture that makes data when a partition has no
+# extras['mame_root']).
+QUICK_OPTIONS = [
+    # The small CNN only (ResNet-50 and VGG-16 are skipped, not run), the
+    # default 3 epochs (the first is tracing, the rest give the steady state),
+    # and the smallest synthetic data: a smoke test, minutes on a laptop.
+    '-S', 'models=smallcnn',
+    '-S', 'epochs=3',
+    '-S', 'SyntheticMAMe.images_per_class=2',
+    '-S', 'SyntheticMAMe.scale=0.05',
+]
+
+ACCEPTANCE_OPTIONS = [
+    # Every model, more epochs for a steadier steady state, and synthetic
+    # data with 20 training images per class (580) at a tenth of MAMe's
+    # linear size, so that the median image (~8 Mpx in MAMe) is ~80k px,
+    # above HR&VS's 65k-pixel budget, as with the real data.
+    # A partition with extras['mame_root'] trains on the real MAMe instead.
+    # References are enforced: ReFrame fails a test whose performance is out
+    # of its reference bounds (this mode never passes
+    # --skip-performance-check).
+    '-S', 'models=smallcnn,resnet50,vgg16',
+    '-S', 'epochs=5',
+    '-S', 'SyntheticMAMe.images_per_class=20',
+    '-S', 'SyntheticMAMe.scale=0.1',
+]
+
+
+def modes_config():
+    return [
+        {'name': 'quick', 'options': list(QUICK_OPTIONS)},
+        {'name': 'acceptance', 'options': list(ACCEPTANCE_OPTIONS)},
+    ]
+
+
+def tensorflow_environ(name='tensorflow', modules=(), python=None, *, systems=None,
+                       env_vars=None, prepare_cmds=None, features=()):
+    """A programming environment the tests select (feature ``tensorflow``).
+
+    :arg modules: modules to load, in order, in each job script.
+    :arg python: the interpreter that runs the payload, stored as
+        ``extras['python']``; default: ``$SSB_PYTHON`` if set, else nothing
+        (the tests then run ``python3`` from PATH once the modules are loaded).
+    :arg systems: ``target_systems``: the system names this environ is for.
+    """
+    env = {
+        'name': name,
+        'features': ['tensorflow', *features],
+        'modules': list(modules),
+        'extras': {},
+    }
+    python = python or os.environ.get('SSB_PYTHON', '').strip()
+    if python:
+        env['extras']['python'] = python
+    if env_vars:
+        env['env_vars'] = [list(kv) for kv in env_vars]
+    if prepare_cmds:
+        env['prepare_cmds'] = list(prepare_cmds)
+    if systems:
+        env['target_systems'] = list(systems)
+
+    return env
+
+
+def slurm_resources():
+    """Resources of a Slurm partition.
+
+    ``_rfm_gpu`` is what a test's standard ``num_gpus_per_node`` maps to; the
+    GPU test sets it, so a GPU partition's job script asks for its GPUs with
+    this option. ``memory`` is there for tests that set
+    ``extra_resources = {'memory': {'size': '64G'}}``.
+    """
+    return [
+        {'name': '_rfm_gpu', 'options': ['--gpus-per-node={num_gpus_per_node}']},
+        {'name': 'memory', 'options': ['--mem={size}']},
+    ]
+
+
+def pbs_resources():
+    """Resources of a PBS Pro partition: chunk resources join the ``-l select=`` line."""
+    return [
+        {'name': '_rfm_gpu', 'options': ['ngpus={num_gpus_per_node}']},
+        {'name': 'memory', 'options': ['mem={size}']},
+    ]
+
+
+def access_from_env(*pairs, environ=None):
+    """Scheduler options taken from the environment, for what each user sets.
+
+    ``access_from_env(('--account={}', 'SSB_ACCOUNT'))`` gives
+    ``['--account=<value>']`` when ``SSB_ACCOUNT`` is set and ``[]`` otherwise,
+    so that a site file names no one's budget.
+    """
+    environ = os.environ if environ is None else environ
+    return [fmt.format(environ[var]) for fmt, var in pairs if environ.get(var)]
+
+
+def _schema():
+    import json
+
+    import reframe
+    path = os.path.join(reframe.INSTALL_PREFIX, 'reframe', 'schemas', 'config.json')
+    with open(path) as f:
+        return json.load(f)
+
+
+def _check_keys(where, obj, allowed):
+    for key in obj:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, sorted(allowed), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ''
+            raise _config_error(f"{where}: unknown key '{key}'{hint}; "
+                                f"valid keys: {', '.join(sorted(allowed))}")
+
+
+def _check_backend(where, kind, name):
+    from reframe.core import backends
+    get = backends.getscheduler if kind == 'scheduler' else backends.getlauncher
+    try:
+        get(name)
+    except Exception:
+        known = sorted(getattr(backends, f'_{kind}s'))
+        close = difflib.get_close_matches(str(name), known, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ''
+        raise _config_error(f"{where}: unknown {kind} '{name}'{hint}; "
+                            f"ReFrame knows: {', '.join(known)}") from None
+
+
+def _config_error(msg):
+    from reframe.core.exceptions import ConfigError
+    return ConfigError(f'size-shape-bench site config: {msg}')
+
+
+def check_site(systems, environments):
+    """Name the bad key or backend of a site config before ReFrame's schema check does.
+
+    ReFrame validates the whole file against its JSON schema, but a misspelt
+    required key ('launchr') is reported as "'launcher' is a required
+    property", and an unknown launcher only when that system is selected.
+    This check names the offending key (with the closest valid one) or the
+    unknown scheduler/launcher, for every system in the file, using the
+    schema of the ReFrame that is running.
+    """
+    schema = _schema()
+    system_schema = schema['properties']['systems']['items']
+    part_schema = system_schema['properties']['partitions']['items']
+    env_schema = schema['properties']['environments']['items']
+    defs = schema['defs']
+    for sys_ in systems:
+        sname = sys_.get('name', '?')
+        _check_keys(f"system '{sname}'", sys_, system_schema['properties'])
+        for part in sys_.get('partitions', []):
+            where = f"partition '{sname}:{part.get('name', '?')}'"
+            _check_keys(where, part, part_schema['properties'])
+            _check_keys(f'{where}, processor', part.get('processor', {}),
+                        defs['processor_info']['properties'])
+            for dev in part.get('devices', []):
+                _check_keys(f'{where}, devices', dev, defs['device_info']['properties'])
+            for res in part.get('resources', []):
+                _check_keys(f'{where}, resources', res,
+                            part_schema['properties']['resources']['items']['properties'])
+            for kind in ('scheduler', 'launcher'):
+                if kind in part:
+                    _check_backend(where, kind, part[kind])
+
+    for env in environments:
+        _check_keys(f"environment '{env.get('name', '?')}'", env, env_schema['properties'])
+
+
+def site_configuration(systems, environments, environ=None):
+    """A complete ReFrame configuration: a site's systems and environments + the shared part."""
+    check_site(systems, environments)
+    return {
+        'systems': systems,
+        'environments': environments,
+        'logging': logging_config(environ),
+        'general': general_config(),
+        'storage': storage_config(),
+        'modes': modes_config(),
+    }

@@ -1,0 +1,422 @@
+"""Every ReFrame config in site_configs/ validates, selects tests by features and
+writes job scripts with the site's scheduler, launcher, resources and modules;
+bad input stops ReFrame with an error that names it.
+
+ReFrame runs as users run it, in a subprocess, with ``--system`` (the sites'
+host names do not match this machine). The sites' module systems are not
+installed here, so ReFrame is told not to probe them
+(``RFM_RESOLVE_MODULE_CONFLICTS=0``: it still writes the ``module load``
+lines); the CI config runs against the real Lmod when this machine has it.
+"""
+import glob
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SITE_DIR = os.path.join(REPO, 'site_configs')
+COMMON = os.path.join(SITE_DIR, 'common.py')
+REFRAME = os.path.join(os.path.dirname(sys.executable), 'reframe')
+LMOD_CMD = '/usr/share/lmod/lmod/libexec/lmod'
+CHECKS = os.path.join(REPO, 'reframe_tests')
+ALL_MODELS = 'models=smallcnn,resnet50,vgg16'
+
+# The configs the issue asks for, and the system each one defines.
+EXPECTED_SITES = {
+    'cte_power': 'cte_power',
+    'marenostrum4': 'marenostrum4',
+    'cte_amd': 'cte_amd',
+    'juwels_booster': 'juwels_booster',
+    'pbs_example': 'pbs_example',
+    'template': 'my_site',
+    'ci': 'ci',
+}
+SITE_FILES = sorted(os.path.splitext(os.path.basename(p))[0]
+                    for p in glob.glob(os.path.join(SITE_DIR, '*.py'))
+                    if os.path.basename(p) != 'common.py')
+
+# Set while every config is read, to check that account/QoS reach the job scripts.
+TEST_ACCOUNT = 'ssb-test-budget'
+TEST_QOS = 'ssb-test-qos'
+
+
+def load_common():
+    spec = importlib.util.spec_from_file_location('ssb_common_under_test', COMMON)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def use_real_lmod(site):
+    return site == 'ci' and os.access(LMOD_CMD, os.X_OK)
+
+
+def reframe(*args, home, site=None, env=None, timeout=120):
+    """Run ``reframe`` with nothing of this user's ReFrame state or site variables."""
+    full_env = {k: v for k, v in os.environ.items()
+                if not k.startswith(('RFM_', 'SSB_', 'LMOD', 'MODULE', 'SBATCH_'))}
+    full_env.update({
+        'HOME': str(home),
+        'RFM_SQLITE_DB_FILE': os.path.join(str(home), 'results.db'),
+        'RFM_REPORT_FILE': os.path.join(str(home), 'report.json'),
+        'RFM_PERFLOG_DIR': os.path.join(str(home), 'perflogs'),
+        'RFM_COLORIZE': 'n',
+        'SSB_ACCOUNT': TEST_ACCOUNT,
+        'SSB_QOS': TEST_QOS,
+    })
+    if use_real_lmod(site):
+        # From a plain shell (no LMOD_CMD, no MODULEPATH): ci.py must find Lmod
+        # and its own module directory by itself.
+        full_env['SSB_VENV'] = sys.prefix
+    else:
+        full_env['RFM_RESOLVE_MODULE_CONFLICTS'] = '0'
+    full_env.update(env or {})
+    return subprocess.run([REFRAME, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=full_env, cwd=str(home))
+
+
+class Site:
+    """One site config as ReFrame sees it (from ``--show-config``)."""
+
+    def __init__(self, name, home):
+        self.name = name
+        self.file = os.path.join(SITE_DIR, f'{name}.py')
+        self.system = EXPECTED_SITES.get(name) or self._system_from_file()
+        self.home = home
+        proc = self.run('--show-config')
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        self.config = json.loads(proc.stdout)
+        (self.sysconfig,) = [s for s in self.config['systems'] if s['name'] == self.system]
+        self.partitions = {p['name']: p for p in self.sysconfig['partitions']}
+        self.environs = {e['name']: e for e in self.config['environments']}
+
+    def _system_from_file(self):
+        m = re.search(r"'name':\s*'(\w+)'", open(self.file).read())
+        return m.group(1)
+
+    def run(self, *args, env=None):
+        return reframe('-C', self.file, '--system', self.system, *args,
+                       home=self.home, site=self.name, env=env)
+
+    @staticmethod
+    def device(partition):
+        return 'gpu' if 'gpu' in partition.get('features', []) else 'cpu'
+
+
+@pytest.fixture(scope='module', params=SITE_FILES)
+def site(request, tmp_path_factory):
+    return Site(request.param, tmp_path_factory.mktemp(f'rfm-{request.param}'))
+
+
+@pytest.fixture(scope='module')
+def dry_run(site):
+    prefix = os.path.join(str(site.home), 'dry')
+    proc = site.run('-c', CHECKS, '--prefix', prefix, '--dry-run')
+    return prefix, proc
+
+
+def test_the_issue_configs_exist():
+    assert set(EXPECTED_SITES) <= set(SITE_FILES)
+
+
+def test_validates(site):
+    """`--show-config` exits 0 (checked on load) and gives what the tests read."""
+    assert site.system == EXPECTED_SITES.get(site.name, site.system)
+    assert site.sysconfig['hostnames']
+    assert {m['name'] for m in site.config['modes']} >= {'quick', 'acceptance'}
+    assert site.config['storage'][0]['enable'] is True
+    for pname, part in site.partitions.items():
+        where = f'{site.system}:{pname}'
+        assert part['environs'], where
+        for ename in part['environs']:
+            assert ename != 'builtin', where
+            assert 'tensorflow' in site.environs[ename]['features'], (where, ename)
+        extras = part['extras']
+        if site.name != 'ci':
+            assert extras['memory_per_node_gib'] > 0, where
+            assert extras['peak_gflops_per_device'] > 0, where
+        resources = {r['name']: r['options'] for r in part['resources']}
+        assert '_rfm_gpu' in resources and 'memory' in resources, where
+        if site.device(part) == 'gpu':
+            (gpus,) = [d for d in part['devices'] if d['type'] == 'gpu']
+            assert gpus['num_devices'] >= 1, where
+            assert extras['gpu_memory_gib'] > 0, where
+        else:
+            assert not [d for d in part.get('devices', []) if d['type'] == 'gpu'], where
+    assert site.name != 'ci' or site.partitions['cpu']['max_jobs'] >= 2
+
+
+def test_every_partition_lists_its_device_variants(site):
+    proc = site.run('-c', CHECKS, '-S', ALL_MODELS, '-lC')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = re.findall(r'^- TrainingTest (.*?) /\w+ @(\w+):([\w-]+)\+(\w+)$',
+                        proc.stdout, re.MULTILINE)
+    assert {s for _, s, _, _ in listed} == {site.system}, proc.stdout
+    assert {p for _, _, p, _ in listed} == set(site.partitions), proc.stdout
+    for pname, part in site.partitions.items():
+        cases = [dict(re.findall(r'%(\w+)=(\S+)', params))
+                 for params, _, p, _ in listed if p == pname]
+        # every variant x model, and only this partition's device
+        assert {(c['variant'], c['model']) for c in cases} == {
+            (v, m) for v in ('lrfs', 'hrvs') for m in ('smallcnn', 'resnet50', 'vgg16')}, pname
+        assert {c['device'] for c in cases} == {site.device(part)}, (pname, cases)
+        environs = {e for _, _, p, e in listed if p == pname}
+        assert environs <= set(part['environs']), (pname, environs)
+
+
+@pytest.mark.parametrize('site', ['ci', 'cte_power'], indirect=True)
+def test_modes(site):
+    """The modes come from common.py, the same for every site: a CPU and a GPU site suffice."""
+    quick = site.run('--mode=quick', '-lC')
+    assert quick.returncode == 0, quick.stdout + quick.stderr
+    assert '%model=smallcnn' in quick.stdout
+    assert '%model=resnet50' not in quick.stdout
+    acceptance = site.run('--mode=acceptance', '-lC')
+    assert acceptance.returncode == 0, acceptance.stdout + acceptance.stderr
+    for model in ('smallcnn', 'resnet50', 'vgg16'):
+        assert f'%model={model}' in acceptance.stdout
+
+
+def _directives(script, prefix):
+    return [line[len(prefix):].strip() for line in script.splitlines() if line.startswith(prefix)]
+
+
+def test_dry_run_job_scripts(site, dry_run):
+    prefix, proc = dry_run
+    phases = re.findall(r'Failing phase: (\w+)', proc.stdout)
+    assert not phases, proc.stdout[-5000:] + proc.stderr
+    for pname, part in site.partitions.items():
+        scripts = glob.glob(os.path.join(prefix, 'stage', site.system, pname, '*',
+                                         'TrainingTest_*', 'rfm_job.sh'))
+        assert scripts, (pname, proc.stdout[-3000:])
+        for path in scripts:
+            check_job_script(site, part, open(path).read(), path)
+
+
+def check_job_script(site, part, script, path):
+    where = f'{site.system}:{part["name"]} {path}'
+    gpu = site.device(part) == 'gpu'
+    access = part.get('access', [])
+    if part['scheduler'] == 'slurm':
+        sbatch = _directives(script, '#SBATCH')
+        assert any(d.startswith('--job-name=') for d in sbatch), where
+        for opt in access:
+            assert opt in sbatch, (where, opt)
+        gpu_requests = [d for d in sbatch if d.startswith('--gpus-per-node=')]
+    elif part['scheduler'] == 'pbs':
+        pbs = _directives(script, '#PBS')
+        (select,) = [d for d in pbs if d.startswith('-l select=')]
+        chunk = select[len('-l select='):].split(':')
+        for opt in access:
+            if opt.startswith('-'):
+                assert opt in pbs, (where, opt)
+            else:
+                assert opt in chunk, (where, opt)
+        gpu_requests = [c for c in chunk if c.startswith('ngpus=')]
+    else:
+        pytest.fail(f'{where}: no job script check for scheduler {part["scheduler"]}')
+    # A GPU partition's job asks for 1 GPU, or all of a node's (data-parallel scales).
+    if gpu:
+        (request,) = gpu_requests
+        num_devices = sum(d['num_devices'] for d in part['devices'] if d['type'] == 'gpu')
+        assert int(request.split('=')[1]) in (1, num_devices), (where, request)
+    else:
+        assert not gpu_requests, where
+
+    # The partition's preparation, the environment's modules in order, then
+    # the launcher starts the payload.
+    for cmd in part.get('prepare_cmds', []):
+        assert cmd in script.splitlines(), (where, cmd)
+    environ = next(site.environs[e] for e in part['environs'])
+    loads = [line.split(None, 2)[2] for line in script.splitlines()
+             if line.startswith('module load ')]
+    assert loads == environ['modules'], where
+    (payload,) = [line for line in script.splitlines() if ' -m payload ' in line]
+    launch = {'srun': r'srun', 'mpirun': r'mpirun -np \d+',
+              'mpiexec': r'mpiexec -n \d+'}[part['launcher']]
+    python = re.escape(environ['extras'].get('python', 'python3'))
+    assert re.match(rf'{launch} {python} -m payload ', payload), (where, payload)
+    if gpu and 'gpu_memory_gib' in part['extras']:
+        assert f'--memory-limit-gib {part["extras"]["gpu_memory_gib"]}' in payload, where
+
+
+@pytest.mark.parametrize('site', ['cte_power'], indirect=True)
+def test_cte_power_gpu_job_uses_srun_and_gpus_per_node(site, dry_run):
+    """The issue's own example: srun and --gpus-per-node on CTE-POWER's GPU partition."""
+    prefix, proc = dry_run
+    scripts = [open(p).read() for p in glob.glob(
+        os.path.join(prefix, 'stage/cte_power/gpu/tensorflow/TrainingTest_*/rfm_job.sh'))]
+    (script, *_) = [s for s in scripts if '#SBATCH --gpus-per-node=1\n' in s]
+    assert '#SBATCH --account=ssb-test-budget' in script
+    assert re.search(r'^srun python3 -m payload .*--memory-limit-gib 16$', script, re.MULTILINE)
+    assert 'module load python/3.7.4_ML' in script
+    assert 'Failing phase: run' not in proc.stdout
+
+
+# -- bad input --------------------------------------------------------------
+
+def bad_config(tmp_path, site, old, new):
+    """A copy of site_configs/<site>.py with one edit, loading the real common.py."""
+    text = open(os.path.join(SITE_DIR, f'{site}.py')).read()
+    assert old in text, old
+    text = text.replace(old, new, 1).replace(
+        "os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')", repr(COMMON))
+    path = tmp_path / f'bad_{site}.py'
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize('site, old, new, message', [
+    ('ci', "'launcher': 'srun'", "'launchr': 'srun'",
+     "partition 'ci:cpu': unknown key 'launchr' (did you mean 'launcher'?)"),
+    ('ci', "'features': ['cpu']", "'featurs': ['cpu']",
+     "partition 'ci:cpu': unknown key 'featurs' (did you mean 'features'?)"),
+    ('cte_power', "'num_devices': 4", "'num_device': 4",
+     "partition 'cte_power:gpu', devices: unknown key 'num_device' (did you mean 'num_devices'?)"),
+])
+def test_typo_in_a_key_is_named(tmp_path, site, old, new, message):
+    proc = reframe('-C', bad_config(tmp_path, site, old, new), '--system', site,
+                   '--show-config', home=tmp_path, site=site)
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    assert 'ERROR: failed to load configuration' in output, output
+    assert message in output, output
+
+
+def test_typo_in_an_environment_key_is_named(tmp_path):
+    path = bad_config(tmp_path, 'ci', '    environments=[\n',
+                      "    environments=[\n        {'name': 'cpu-env', 'modules_': []},\n")
+    proc = reframe('-C', path, '--show-config', home=tmp_path, site='ci')
+    assert proc.returncode != 0
+    assert "environment 'cpu-env': unknown key 'modules_' (did you mean 'modules'?)" \
+        in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize('site, partition', [('ci', 'cpu'), ('cte_power', 'gpu')])
+def test_unknown_launcher_is_named(tmp_path, site, partition):
+    path = bad_config(tmp_path, site, "'launcher': 'srun'", "'launcher': 'no-such-launcher'")
+    proc = reframe('-C', path, '--system', site, '-l', home=tmp_path, site=site)
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    assert f"partition '{site}:{partition}': unknown launcher 'no-such-launcher'" in output, output
+    assert 'srun' in output.split('unknown launcher', 1)[1]     # lists the ones ReFrame knows
+
+
+def test_unknown_scheduler_is_named(tmp_path):
+    path = bad_config(tmp_path, 'pbs_example', "'scheduler': 'pbs',",
+                      "'scheduler': 'pbspro2',")
+    proc = reframe('-C', path, '--system', 'pbs_example', '-l', home=tmp_path)
+    assert proc.returncode != 0
+    assert ("partition 'pbs_example:cpu': unknown scheduler 'pbspro2' (did you mean 'pbspro'?)"
+            in proc.stdout + proc.stderr)
+
+
+# -- the shared part ----------------------------------------------------------
+
+def test_perflog_handlers_http_off_by_default():
+    common = load_common()
+    (filelog,) = common.perflog_handlers(environ={})
+    assert filelog['type'] == 'filelog'
+    assert filelog['format'] == '%(check_result)s|%(check_job_completion_time)s|%(check_#ALL)s'
+    for key in ('check_variant', 'check_model', 'check_batch_size', 'check_dataset',
+                'check_tensorflow_version', 'check_jobid', 'check_job_nodelist'):
+        assert key not in filelog['ignore_keys']
+
+
+def test_perflog_http_handler_from_environment():
+    common = load_common()
+    handlers = common.perflog_handlers(environ={
+        'SSB_PERFLOG_HTTP_URL': 'http://elastic.example.org:9200/ssb/_doc',
+        'SSB_PERFLOG_HTTP_AUTH': 'ApiKey abc'})
+    (http,) = [h for h in handlers if h['type'] == 'httpjson']
+    assert http['url'] == 'http://elastic.example.org:9200/ssb/_doc'
+    assert http['extra_headers'] == {'Authorization': 'ApiKey abc'}
+    assert http['debug'] is False
+
+
+def test_access_from_env():
+    common = load_common()
+    pairs = (('--account={}', 'SSB_ACCOUNT'), ('--qos={}', 'SSB_QOS'))
+    assert common.access_from_env(*pairs, environ={}) == []
+    assert common.access_from_env(*pairs, environ={'SSB_QOS': 'debug'}) == ['--qos=debug']
+
+
+PROBE_CHECK = '''
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import parameter, performance_function, sanity_function, variable
+
+
+@rfm.simple_test
+class PerflogProbe(rfm.RunOnlyRegressionTest):
+    """Stands in for TrainingTest: the same kind of loggable variables, one perf variable."""
+    variant = parameter(['lrfs'])
+    model = variable(str, value='smallcnn')
+    batch_size = variable(int, value=16)
+    dataset = variable(str, value='synthetic-mame')
+    tensorflow_version = variable(str, value='9.9.9')
+    valid_systems = ['+cpu']
+    valid_prog_environs = ['+tensorflow']
+    executable = 'echo'
+    executable_opts = ['throughput=12.5']
+
+    @sanity_function
+    def ran(self):
+        return sn.assert_found('throughput', self.stdout)
+
+    @performance_function('img/s')
+    def throughput(self):
+        return sn.extractsingle(r'throughput=(\\S+)', self.stdout, 1, float)
+'''
+
+PROBE_CONFIG = '''
+import importlib.util
+spec = importlib.util.spec_from_file_location('ssb_common_probe', {common!r})
+common = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(common)
+
+site_configuration = common.site_configuration(
+    systems=[{{'name': 'probe', 'hostnames': ['.*'],
+               'partitions': [{{'name': 'cpu', 'scheduler': 'local', 'launcher': 'local',
+                               'environs': ['tensorflow'], 'features': ['cpu'],
+                               'resources': common.slurm_resources()}}]}}],
+    environments=[common.tensorflow_environ('tensorflow', systems=['probe'])],
+)
+'''
+
+
+def test_perflog_records_carry_the_test_variables(tmp_path):
+    """One run through the shared logging config: a file record and an httpjson document."""
+    (tmp_path / 'probe_check.py').write_text(PROBE_CHECK)
+    (tmp_path / 'probe_config.py').write_text(PROBE_CONFIG.format(common=COMMON))
+    proc = reframe('-C', tmp_path / 'probe_config.py', '-c', tmp_path / 'probe_check.py', '-r',
+                   home=tmp_path, env={'SSB_PERFLOG_HTTP_URL': 'http://127.0.0.1:9/ssb/_doc',
+                                       'SSB_PERFLOG_HTTP_DEBUG': '1',
+                                       'RFM_RESOLVE_MODULE_CONFLICTS': '0'})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (perflog,) = glob.glob(str(tmp_path / 'perflogs/probe/cpu/PerflogProbe.log'))
+    header, record, *rest = open(perflog).read().splitlines()
+    assert not rest                                     # one record per test
+    fields = dict(zip(header.split('|'), record.split('|')))
+    assert fields['result'] == 'pass'
+    for key, value in [('variant', 'lrfs'), ('model', 'smallcnn'), ('batch_size', '16'),
+                       ('dataset', 'synthetic-mame'), ('tensorflow_version', '9.9.9'),
+                       ('throughput_value', '12.5'), ('throughput_unit', 'img/s')]:
+        assert fields[key] == value, (key, fields)
+    for key in ('job_completion_time', 'jobid', 'job_nodelist', 'system', 'partition',
+                'environ'):
+        assert key in fields, (key, fields)
+    assert 'valid_systems' not in fields and 'executable' not in fields
+
+    (dump,) = glob.glob(str(tmp_path / 'httpjson_record_*.json'))
+    doc = json.load(open(dump))
+    assert doc['facility'] == 'size-shape-bench'
+    assert doc['check_variant'] == 'lrfs' and doc['check_model'] == 'smallcnn'
+    assert doc['check_perf_throughput_value'] == 12.5
+    assert 'check_valid_systems' not in doc
