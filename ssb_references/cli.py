@@ -1,0 +1,241 @@
+"""``ssb-references`` / ``python -m ssb_references``: propose, diff, update, drift, report.
+
+Exit status: 0 done; 1 ``drift`` found drift; 2 refused or failed (the message says why).
+"""
+import argparse
+import sys
+
+from . import (TEST_NAME, __version__, diff, drift, perflog, propose, reffile, report,
+               resultsdb, variables)
+from .runs import index_attrs, parse_time, select
+from .text import table
+
+
+class UsageError(Exception):
+    pass
+
+
+def _sources(p):
+    g = p.add_argument_group('runs to read (default: the perflogs under ./perflogs)')
+    g.add_argument('--system', help='the system (default: the only one found)')
+    g.add_argument('--perflog-dir', default='perflogs', metavar='DIR',
+                   help='ReFrame perflog directory: DIR/<system>/<partition>/%s.log' % TEST_NAME)
+    g.add_argument('--perflog', action='append', metavar='FILE',
+                   help='a perflog file (repeatable) instead of --perflog-dir')
+    g.add_argument('--db', metavar='FILE',
+                   help="ReFrame's results database (storage/sqlite_db_file) instead of perflogs")
+    g.add_argument('--session', action='append', metavar='UUID',
+                   help='with --db: only these stored sessions (repeatable)')
+    g.add_argument('--environ', help='only runs in this programming environment')
+    g.add_argument('--since', help='only runs completed at or after this ISO date/time (UTC)')
+    g.add_argument('--until', help='only runs completed at or before this ISO date/time (UTC)')
+    g.add_argument('--where', action='append', metavar='NAME=VALUE', default=[],
+                   help='only runs whose logged test variable NAME is VALUE (repeatable), '
+                   'e.g. epochs=3')
+    g.add_argument('--ignore-other-systems', action='store_true',
+                   help='drop runs of other systems instead of refusing')
+    p.add_argument('--reference-dir', metavar='DIR',
+                   help='where <system>.yaml lives (default: $%s, else %s)'
+                   % (reffile.ENV_VAR, reffile.DEFAULT_DIR))
+
+
+def _proposal_options(p):
+    g = p.add_argument_group('proposal')
+    g.add_argument('--last', type=int, default=5, metavar='N',
+                   help='use the newest N runs of each partition x variant x model (default 5)')
+    g.add_argument('--min-runs', type=int, default=3, metavar='N',
+                   help='refuse keys with fewer runs (default 3)')
+    g.add_argument('--spread-factor', type=float, default=variables.SPREAD_FACTOR, metavar='K',
+                   help='tolerance >= K x the largest relative distance from the median '
+                   '(default %g)' % variables.SPREAD_FACTOR)
+    g.add_argument('--min-tolerance', type=float, default=0.0, metavar='FRACTION',
+                   help='raise the floor of every tolerance but those of counts to FRACTION '
+                   '(shared or noisy machines; default 0: the floors of docs/references.md)')
+    g.add_argument('--allow-mixed-versions', action='store_true',
+                   help="accept a key's runs with different TensorFlow versions")
+    g.add_argument('--skip-incomplete', action='store_true',
+                   help='leave out keys with too few runs instead of refusing')
+    g.add_argument('--replace', action='store_true',
+                   help='drop entries of the old file that are not proposed again')
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog='ssb-references',
+        description='Per-system performance references of size-shape-bench (docs/references.md).')
+    p.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
+    sub = p.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    cmds = {
+        'propose': 'print the reference file that update would write',
+        'diff': 'show the old references next to the proposed ones',
+        'update': 'write the proposed references (previous file kept in history/)',
+        'drift': 'list variables whose latest runs moved beyond their thresholds',
+        'report': 'write LR&FS vs HR&VS tables and PNG plots with trends',
+    }
+    subs = {}
+    for name, help_text in cmds.items():
+        subs[name] = sp = sub.add_parser(name, help=help_text, description=help_text)
+        _sources(sp)
+    for name in ('propose', 'diff', 'update'):
+        _proposal_options(subs[name])
+    subs['drift'].add_argument('--last', type=int, default=3, metavar='N',
+                               help='judge the median of the newest N runs (default 3)')
+    subs['drift'].add_argument('--all', action='store_true',
+                               help='show every variable, not only the drifted ones')
+    subs['report'].add_argument('--out', default='ssb-report', metavar='DIR',
+                                help='output directory (default ssb-report)')
+    subs['report'].add_argument('--last', type=int, default=5, metavar='N',
+                                help='side by side: median of the newest N runs (default 5)')
+    subs['report'].add_argument('--no-plots', action='store_true',
+                                help='tables only (no matplotlib needed)')
+    return p
+
+
+def load_runs(args):
+    """(system, the runs selected; other systems' runs stay in for propose's check)."""
+    if args.session and not args.db:
+        raise UsageError('--session needs --db')
+    if args.db:
+        runs = resultsdb.read(args.db, sessions=set(args.session or []) or None)
+        source = args.db
+    elif args.perflog:
+        runs = perflog.read(args.perflog)
+        source = ', '.join(args.perflog)
+    else:
+        files = perflog.files(args.perflog_dir, args.system)
+        if not files:
+            where = f'{args.perflog_dir}/{args.system or "*"}/*/{TEST_NAME}.log'
+            raise UsageError(f'no perflogs {where}: run the suite first, or pass --perflog or --db')
+        runs = perflog.read(files)
+        source = args.perflog_dir
+    systems = sorted({r.system for r in runs})
+    system = args.system
+    if system is None:
+        if len(systems) != 1:
+            raise UsageError(f'{source}: runs of {len(systems)} systems ({", ".join(systems)}): '
+                             f'pass --system' if systems else f'{source}: no {TEST_NAME} runs')
+        system = systems[0]
+    if args.db or args.ignore_other_systems:
+        runs = [r for r in runs if r.system == system]    # a results DB holds every system
+    since = parse_time(args.since) if args.since else None
+    until = parse_time(args.until) if args.until else None
+    where = {}
+    for item in args.where:
+        name, sep, value = item.partition('=')
+        if not sep or not name:
+            raise UsageError(f'--where {item!r}: expected NAME=VALUE')
+        where[name] = value
+    keep = select(runs, environ=args.environ, since=since, until=until, where=where)
+    return system, keep
+
+
+def _rule(args):
+    rule = {'centre': f'median of the newest {args.last} runs (at least {args.min_runs})',
+            'tolerance': f'max(floor, {args.spread_factor:g} x max|run - median|/median) on the '
+                         f'worse side; rates: from the steady epoch time; counts: both sides',
+            'floors (relative, absolute)': {n: [p.rel_floor, p.abs_floor]
+                                            for n, p in variables.POLICIES.items()}}
+    if args.min_tolerance:
+        rule['min_tolerance'] = args.min_tolerance
+    return rule
+
+
+def _propose(args, system, runs):
+    proposals, skipped = propose.propose(
+        runs, system, min_runs=args.min_runs, last_n=args.last, spread_factor=args.spread_factor,
+        allow_mixed_versions=args.allow_mixed_versions, skip_incomplete=args.skip_incomplete,
+        min_tolerance=args.min_tolerance)
+    ref_dir = reffile.reference_dir(args.reference_dir)
+    path = reffile.path_for(ref_dir, system)
+    old = reffile.load(path)
+    data = reffile.build(system, proposals, index_attrs([r for r in runs if r.system == system]),
+                         old, args.replace, _rule(args))
+    return proposals, skipped, old, path, data
+
+
+def _notes(proposals, skipped, out):
+    for line in skipped:
+        print(f'skipped {line}', file=out)
+    for kp in proposals.values():
+        for note in kp.notes:
+            print(f'note: {"/".join(map(str, kp.key))}: {note}', file=out)
+
+
+def cmd_propose(args):
+    system, runs = load_runs(args)
+    proposals, skipped, old, path, data = _propose(args, system, runs)
+    _notes(proposals, skipped, sys.stderr)
+    sys.stdout.write(reffile.dump(data))
+    return 0
+
+
+def cmd_diff(args):
+    system, runs = load_runs(args)
+    proposals, skipped, old, path, data = _propose(args, system, runs)
+    print(f'{path}: {"current" if old is not None else "no file yet"} vs proposed '
+          f'(band: the values that pass)')
+    print(diff.render(old, proposals, args.replace))
+    _notes(proposals, skipped, sys.stdout)
+    return 0
+
+
+def cmd_update(args):
+    system, runs = load_runs(args)
+    proposals, skipped, old, path, data = _propose(args, system, runs)
+    print(diff.render(old, proposals, args.replace))
+    _notes(proposals, skipped, sys.stdout)
+    saved = reffile.write(path, reffile.dump(data))
+    if saved:
+        print(f'previous references kept as {saved}')
+    print(f'wrote {path}')
+    return 0
+
+
+def cmd_drift(args):
+    system, runs = load_runs(args)
+    runs = [r for r in runs if r.system == system]
+    path = reffile.path_for(reffile.reference_dir(args.reference_dir), system)
+    refs = reffile.load(path)
+    if refs is None:
+        raise UsageError(f'no references for {system!r} ({path}): nothing to drift from')
+    rows = drift.drift(refs, runs, args.last)
+    drifted = [r for r in rows if r.status in drift.DRIFTED]
+    if drifted or args.all:
+        print(drift.render(rows, args.all))
+    missing = sorted({'/'.join(map(str, r.key)) for r in rows if r.status == 'no reference'})
+    if missing:
+        print(f'no reference for: {", ".join(missing)}')
+    print(f'{path}: {len(drifted)} variable(s) drifted over the last {args.last} run(s)'
+          if drifted else f'{path}: no drift over the last {args.last} run(s)')
+    return 1 if drifted else 0
+
+
+def cmd_report(args):
+    system, runs = load_runs(args)
+    runs = [r for r in runs if r.system == system]
+    if not runs:
+        raise UsageError(f'no runs of {system!r} selected')
+    path = reffile.path_for(reffile.reference_dir(args.reference_dir), system)
+    refs = reffile.load(path)
+    written, rows = report.write_report(runs, refs, args.out, system, args.last,
+                                        plots=not args.no_plots)
+    print(table(report.HEADERS, report.summary_table(rows)))
+    for w in written:
+        print(f'wrote {w}')
+    return 0
+
+
+COMMANDS = {'propose': cmd_propose, 'diff': cmd_diff, 'update': cmd_update,
+            'drift': cmd_drift, 'report': cmd_report}
+
+ERRORS = (UsageError, ValueError, propose.Refusal, reffile.RefFileError, perflog.PerflogError,
+          resultsdb.ResultsDBError, report.PlotError, OSError)
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except ERRORS as err:
+        print(f'ssb-references {args.command}: error: {err}', file=sys.stderr)
+        return 2

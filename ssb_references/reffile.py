@@ -1,0 +1,284 @@
+"""Reference files: read and check them, build them from proposals, write them atomically.
+
+A file is ReFrame 4.10's external reference format (``reference = {'$ref': FILE}``),
+one per system (``<reference dir>/<system>.yaml``), plus a top-level
+``ssb-references`` mapping that ReFrame ignores: how and from which runs each
+entry was made, and the workload it is for (``reframe_tests/references.py``
+applies an entry only to runs of that workload)::
+
+    TrainingTest:
+      $index: [$partition, variant, model]
+      generic:default:
+        lrfs:
+          smallcnn:
+            steady_epoch_time: [0.171, null, 0.292, s]    # [value, lower, upper, unit]
+    ssb-references:
+      system: generic
+      entries:
+        generic:default/lrfs/smallcnn: {runs: 3, workload: {...}, ...}
+
+Thresholds are ReFrame's: fractions of the value, ``lower`` in [-1, 0] and
+``upper`` >= 0 for a positive value (absolute amounts for a value of 0), ``null``
+for unbounded. ``update`` copies the previous file to ``history/`` first.
+"""
+import datetime
+import math
+import numbers
+import os
+import shutil
+import tempfile
+
+import yaml
+
+from . import TEST_NAME, __version__, variables
+from .runs import key_text
+
+META_KEY = 'ssb-references'
+HISTORY_DIR = 'history'
+ENV_VAR = 'SSB_REFERENCE_DIR'
+DEFAULT_DIR = os.path.join('reframe_tests', 'references')
+
+
+class RefFileError(Exception):
+    pass
+
+
+def reference_dir(given=None):
+    """--reference-dir, else $SSB_REFERENCE_DIR, else reframe_tests/references (repo root)."""
+    return given or os.environ.get(ENV_VAR) or DEFAULT_DIR
+
+
+def path_for(ref_dir, system):
+    return os.path.join(ref_dir, f'{system}.yaml')
+
+
+class RefFile:
+    """The references of one test in one file, flattened: {key tuple: {var: [v, lo, hi, unit]}}."""
+
+    def __init__(self, path, index, entries, meta):
+        self.path = path
+        self.index = index
+        self.entries = entries
+        self.meta = meta
+
+    def entry_meta(self, key):
+        return (self.meta.get('entries') or {}).get(key_text(key)) or {}
+
+    def run_key(self, run):
+        """A run's key under this file's index."""
+        out = []
+        for attr in self.index:
+            if attr == '$partition':
+                out.append(run.partition)
+            elif attr == '$system':
+                out.append(run.system)
+            elif attr == '$environ':
+                out.append(run.environ)
+            else:
+                out.append(run.get_index(attr))
+        return tuple(out)
+
+    def matches_workload(self, key, run):
+        """False when the entry records a workload and the run's differs (as the tests decide)."""
+        recorded = self.entry_meta(key).get('workload') or {}
+        return all(str(run.get(k)) == str(v) for k, v in recorded.items()
+                   if run.get(k) is not None)
+
+
+def _is_number(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def check_tuple(where, val):
+    """None if ``val`` is a valid reference entry, else what is wrong with it."""
+    if isinstance(val, list) and val and val[0] == '$xfail':
+        if len(val) != 3 or not isinstance(val[2], list):
+            return f'{where}: expected [$xfail, message, [value, lower, upper, unit]], got {val!r}'
+        return check_tuple(where, val[2])
+    if not isinstance(val, list) or len(val) not in (3, 4):
+        return f'{where}: expected [value, lower, upper, unit], got {val!r}'
+    ref, lower, upper = val[:3]
+    if not _is_number(ref):
+        return f'{where}: the value {ref!r} is not a number'
+    if lower is not None:
+        if not _is_number(lower) or lower > 0 or (ref > 0 and lower < -1):
+            return (f'{where}: lower threshold {lower!r} must be null or a fraction in '
+                    f'[{"-1" if ref > 0 else "-inf"}, 0]')
+    if upper is not None:
+        if not _is_number(upper) or upper < 0 or (ref < 0 and upper > 1):
+            return (f'{where}: upper threshold {upper!r} must be null or a fraction '
+                    f'{">= 0" if ref >= 0 else "in [0, 1]"}')
+    if len(val) == 4 and val[3] is not None and not isinstance(val[3], str):
+        return f'{where}: the unit {val[3]!r} is not text'
+    return None
+
+
+def parse(text, path, test=TEST_NAME):
+    """A RefFile from YAML text; RefFileError naming ``path`` and the entry otherwise."""
+    def bad(msg):
+        return RefFileError(f'malformed reference file {path!r}: {msg}')
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise bad(f'not valid YAML: {err}') from None
+    if data is None:
+        raise bad('the file is empty')
+    if not isinstance(data, dict):
+        raise bad(f'expected a mapping of test names at the top level, got {type(data).__name__}')
+    meta = data.get(META_KEY) or {}
+    if not isinstance(meta, dict):
+        raise bad(f'{META_KEY!r} must be a mapping')
+    tree = data.get(test)
+    if tree is None:
+        return RefFile(path, ['$partition'], {}, meta)
+    if not isinstance(tree, dict):
+        raise bad(f'{test!r} must be a mapping')
+    index = tree.get('$index', ['$partition'])
+    if (not isinstance(index, list) or not index or
+            not all(isinstance(i, str) for i in index)):
+        raise bad(f'{test}.$index must be a list of attribute names, got {index!r}')
+    entries = {}
+
+    def walk(node, key, depth):
+        where = '.'.join([test] + [str(k) for k in key])
+        if not isinstance(node, dict):
+            raise bad(f'{where}: expected a mapping with one level per $index key '
+                      f'{index}, got {node!r}')
+        if depth == len(index):
+            for var, val in node.items():
+                problem = check_tuple(f'{where}.{var}', val)
+                if problem:
+                    raise bad(problem)
+            entries[tuple(key)] = dict(node)
+            return
+        for k, sub in node.items():
+            if depth == 0 and k == '$index':
+                continue
+            walk(sub, key + [k], depth + 1)
+
+    walk(tree, [], 0)
+    return RefFile(path, index, entries, meta)
+
+
+def load(path, test=TEST_NAME):
+    """The file's references, or None when there is no file."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise RefFileError(f'cannot read reference file {path!r}: {err}') from None
+    return parse(text, path, test)
+
+
+def _var_order(name):
+    names = list(variables.POLICIES)
+    return (names.index(name) if name in names else len(names), name)
+
+
+def _nest(entries, test_index):
+    tree = {'$index': list(test_index)}
+    for key in sorted(entries, key=lambda k: [str(x) for x in k]):
+        node = tree
+        for k in key[:-1]:
+            node = node.setdefault(k, {})
+        node[key[-1]] = {v: entries[key][v] for v in sorted(entries[key], key=_var_order)}
+    return tree
+
+
+def build(system, proposals, index, old=None, replace=False, rule=None, now=None):
+    """The new file's data: ``old``'s entries (unless ``replace``) updated with ``proposals``.
+
+    ``proposals`` is {key: propose.KeyProposal}; ``index`` the test attributes
+    after ``$partition``.
+    """
+    full_index = ['$partition'] + list(index)
+    entries, entry_meta = {}, {}
+    if old is not None and not replace and old.entries:
+        if list(old.index) != full_index:
+            raise RefFileError(f'{old.path}: its $index {old.index} differs from the new one '
+                               f'{full_index}: pass --replace to write only the new entries')
+        entries.update(old.entries)
+        entry_meta.update(old.meta.get('entries') or {})
+    for key, kp in proposals.items():
+        entries[key] = {name: p.as_list() for name, p in kp.variables.items()}
+        entry_meta[key_text(key)] = kp.meta()
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    meta = {
+        'system': system,
+        'updated': now.strftime('%Y-%m-%dT%H:%M:%SZ'),
+        'tool': f'ssb-references {__version__}',
+        'rule': rule or {},
+        'entries': dict(sorted(entry_meta.items())),
+    }
+    return {TEST_NAME: _nest(entries, full_index), META_KEY: meta}
+
+
+HEADER = """\
+# Performance references of size-shape-bench on system {system!r}: ReFrame 4.10
+# external references (reframe_tests/references.py points TrainingTest at this file).
+# [value, lower, upper, unit]: thresholds are fractions of the value, null = unbounded.
+# Written by `ssb-references update`; see docs/references.md before editing by hand.
+"""
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block mappings; lists of plain values (reference entries) on one line."""
+
+    def represent_list(self, data):
+        flow = all(not isinstance(x, (list, dict)) for x in data)
+        return self.represent_sequence('tag:yaml.org,2002:seq', data, flow_style=flow)
+
+
+_Dumper.add_representer(list, _Dumper.represent_list)
+
+
+def dump(data):
+    system = data.get(META_KEY, {}).get('system', '?')
+    body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+                     width=120, allow_unicode=True)
+    return HEADER.format(system=system) + body
+
+
+def _history_path(path, now):
+    base = os.path.splitext(os.path.basename(path))[0]
+    hist = os.path.join(os.path.dirname(os.path.abspath(path)), HISTORY_DIR)
+    stamp = now.strftime('%Y%m%dT%H%M%SZ')
+    candidate = os.path.join(hist, f'{base}.{stamp}.yaml')
+    n = 1
+    while os.path.exists(candidate):
+        candidate = os.path.join(hist, f'{base}.{stamp}.{n}.yaml')
+        n += 1
+    return candidate
+
+
+def write(path, text, now=None, test=TEST_NAME):
+    """Write atomically (temporary file, checked, then os.replace); the old file goes to history/.
+
+    Returns the history copy's path, or None when there was no previous file.
+    """
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f'.{os.path.basename(path)}.', suffix='.tmp', dir=directory)
+    try:
+        with os.fdopen(fd, 'w') as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        with open(tmp) as f:
+            parse(f.read(), path, test)        # never replace a file with one we cannot read
+        saved = None
+        if os.path.exists(path):
+            saved = _history_path(path, now)
+            os.makedirs(os.path.dirname(saved), exist_ok=True)
+            shutil.copy2(path, saved)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return saved

@@ -1,0 +1,79 @@
+"""Which way is better for each performance variable, and the floor under its tolerance.
+
+The threshold rule (docs/references.md, "The threshold rule"):
+
+- centre: the median of the selected runs;
+- tolerance ``t`` (a fraction of the median) = the largest of
+  ``rel_floor``, ``abs_floor / |median|`` and ``SPREAD_FACTOR`` x the largest
+  relative distance of a run from the median;
+- throughput variables are images (pixels) per steady epoch second: their
+  tolerance is the one of ``steady_epoch_time`` translated, ``t_s / (1 + t_s)``
+  (at least their floor), so that the rate fails when the time does;
+- only the worse side is bounded (``lower``: times and memory may not grow by
+  more than ``t``; ``higher``: throughputs may not drop by more than ``t``);
+  counts (``exact``) are bounded on both sides. Improvements are not failures:
+  ``ssb-references drift`` reports them, so that the references get updated.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+#: Multiplier of the observed spread (max |run - median| / median).
+SPREAD_FACTOR = 3.0
+
+
+@dataclass(frozen=True)
+class Policy:
+    better: str               # 'lower', 'higher' or 'exact'
+    rel_floor: float          # smallest tolerance, a fraction of the reference
+    abs_floor: float = 0.0    # smallest tolerance, in the variable's unit
+    follows: Optional[str] = None   # at least the translated tolerance of this time
+    why: str = ''
+
+
+POLICIES = {
+    'steady_epoch_time': Policy('lower', 0.10, 0.05,
+                                why='timer and scheduler noise on sub-second epochs'),
+    'first_epoch_time': Policy('lower', 0.15, 0.25,
+                               why='tracing and compilation vary more than steady epochs'),
+    'first_epoch_overhead': Policy('lower', 0.20, 0.25,
+                                   why='a difference of two times: noisier than either'),
+    'throughput': Policy('higher', 0.10, follows='steady_epoch_time',
+                         why='images / steady epoch time'),
+    'pixel_throughput': Policy('higher', 0.10, follows='steady_epoch_time',
+                               why='pixels / steady epoch time'),
+    'host_peak_memory': Policy('lower', 0.05, 64.0,
+                               why='allocator and library versions move peak RSS a little'),
+    'device_peak_memory': Policy('lower', 0.05, 64.0,
+                                 why='allocator rounding'),
+    'input_wait_fraction': Policy('lower', 0.25, 0.05,
+                                  why='a small fraction: judged in absolute terms'),
+    'parallel_efficiency': Policy('higher', 0.10, 0.05,
+                                  why='throughput per device vs the single run: two noisy runs'),
+    'distinct_shapes': Policy('exact', 0.0, 0.5,
+                              why='a count fixed by the data: must match'),
+    'traced_graphs': Policy('exact', 0.0, 0.5,
+                            why='a count fixed by the data and the retracing policy'),
+}
+
+#: Shown side by side (LR&FS vs HR&VS) and as trends by ``report``.
+REPORT_VARIABLES = ['steady_epoch_time', 'pixel_throughput', 'host_peak_memory',
+                    'device_peak_memory']
+
+LABELS = {
+    'steady_epoch_time': 'steady epoch time',
+    'first_epoch_time': 'first epoch time',
+    'first_epoch_overhead': 'first epoch overhead',
+    'throughput': 'throughput',
+    'pixel_throughput': 'pixel throughput',
+    'host_peak_memory': 'host peak memory',
+    'device_peak_memory': 'device peak memory',
+    'input_wait_fraction': 'input wait',
+    'parallel_efficiency': 'parallel efficiency',
+    'distinct_shapes': 'distinct shapes',
+    'traced_graphs': 'traced graphs',
+}
+
+
+def policy(name):
+    """The variable's policy, or None for a variable nobody has decided about yet."""
+    return POLICIES.get(name)

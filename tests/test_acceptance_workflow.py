@@ -1,0 +1,157 @@
+"""The acceptance workflow end to end on ReFrame's builtin generic system (docs/references.md).
+
+Three runs, references generated from them with ``ssb-references update``, then:
+the next run passes against them; a reference tightened below what the machine
+can do fails with ReFrame's performance failure; a malformed file is named in a
+clear error. LR&FS only, serial, about 8 s a run.
+"""
+import glob
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import REPO
+from reframe_runs import read_perflog, run_reframe
+
+SELECT = ['-n', 'variant=lrfs', '--exec-policy=serial']
+KEY = ('generic:default', 'lrfs', 'smallcnn', 'single')
+
+
+def ssb_references(*args, cwd):
+    env = dict(os.environ, PYTHONPATH=REPO)
+    return subprocess.run([sys.executable, '-m', 'ssb_references', *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300, env=env)
+
+
+def reframe(cwd, ref_dir, *args):
+    env = {'SSB_REFERENCE_DIR': str(ref_dir), 'RFM_ENABLE_RESULTS_STORAGE': '1',
+           'RFM_SQLITE_DB_FILE': str(cwd / 'results.db')}
+    return run_reframe(*args, cwd=cwd, env=env)
+
+
+def perflog_records(cwd):
+    (path,) = glob.glob(os.path.join(cwd, 'perflogs', 'generic', 'default', 'TrainingTest.log'))
+    return [r for r in read_perflog(path) if r['variant'] == 'lrfs']
+
+
+def leaf(path):
+    tree = yaml.safe_load(open(path))['TrainingTest']
+    for k in KEY:
+        tree = tree[k]
+    return tree
+
+
+def reasons(proc):
+    return [line for line in proc.stdout.splitlines() if '* Reason:' in line]
+
+
+@pytest.fixture(scope='module')
+def three_runs(tmp_path_factory):
+    """Three runs of a system without references: performance logged, never failed."""
+    cwd = tmp_path_factory.mktemp('acceptance')
+    no_refs = cwd / 'no-references'
+    for _ in range(3):
+        proc = reframe(cwd, no_refs, '-r', *SELECT)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+    records = perflog_records(cwd)
+    assert len(records) == 3
+    assert {r['steady_epoch_time_ref'] for r in records} == {'0'}
+    return cwd
+
+
+def generate(cwd, ref_dir):
+    # --min-tolerance 1: CI machines are shared and sub-second epochs noisy; what is
+    # tested here is the workflow, the threshold rule is tested in test_references.py.
+    proc = ssb_references('update', '--system', 'generic', '--perflog-dir', cwd / 'perflogs',
+                          '--reference-dir', ref_dir, '--min-tolerance', 1, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return ref_dir / 'generic.yaml'
+
+
+def test_generated_references_pass_the_next_run(three_runs, tmp_path):
+    cwd = three_runs
+    ref_dir = tmp_path / 'references'
+    proc = ssb_references('diff', '--perflog-dir', cwd / 'perflogs', '--reference-dir', ref_dir,
+                          cwd=cwd)
+    assert proc.returncode == 0 and 'no file yet' in proc.stdout
+    path = generate(cwd, ref_dir)
+    entry = leaf(path)
+    assert entry['steady_epoch_time'][1:] == [None, 1.0, 's']
+    assert entry['distinct_shapes'][0] == 2
+
+    # The same proposal from ReFrame's results database.
+    proc = ssb_references('propose', '--db', cwd / 'results.db', '--system', 'generic',
+                          '--reference-dir', ref_dir, '--min-tolerance', 1, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    assert yaml.safe_load(proc.stdout)['TrainingTest'] == yaml.safe_load(open(path))[
+        'TrainingTest']
+
+    proc = reframe(cwd, ref_dir, '-r', *SELECT)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    last = perflog_records(cwd)[-1]
+    assert last['result'] == 'pass'
+    assert float(last['steady_epoch_time_ref']) == entry['steady_epoch_time'][0]
+    assert float(last['steady_epoch_time_upper_thres']) == 1.0
+    assert float(last['throughput_lower_thres']) == entry['throughput'][1]
+    assert '(r:%s, l:None, u:1.0)' % entry['steady_epoch_time'][0] in proc.stdout
+
+    # The stored sessions compare with ReFrame's own --performance-compare.
+    with sqlite3.connect(cwd / 'results.db') as conn:
+        uuids = [u for (u,) in conn.execute(
+            'SELECT uuid FROM sessions ORDER BY session_start_unix')]
+    proc = run_reframe(f'--performance-compare={uuids[0]}/{uuids[-1]}/median:/', cwd=cwd,
+                       env={'RFM_ENABLE_RESULTS_STORAGE': '1',
+                            'RFM_SQLITE_DB_FILE': str(cwd / 'results.db')})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert 'steady_epoch_time' in proc.stdout and 'pdiff' in proc.stdout
+
+
+def test_a_reference_tightened_below_the_machine_fails(three_runs, tmp_path):
+    cwd = three_runs
+    path = generate(cwd, tmp_path / 'references')
+    text = open(path).read()
+    entry = leaf(path)
+    value = entry['steady_epoch_time'][0]
+    tight = value / 10
+    text = text.replace(f'steady_epoch_time: [{value}, null, 1.0, s]',
+                        f'steady_epoch_time: [{tight}, null, 0.05, s]')
+    open(path, 'w').write(text)
+    assert leaf(path)['steady_epoch_time'] == [tight, None, 0.05, 's']
+
+    proc = reframe(cwd, tmp_path / 'references', '-r', *SELECT)
+    assert proc.returncode != 0
+    (reason,) = reasons(proc)
+    assert 'performance error: failed to meet reference(s): steady_epoch_time=' in reason
+    assert f'expected {tight}' in reason
+    assert perflog_records(cwd)[-1]['result'] == 'fail'
+
+    proc = ssb_references('drift', '--perflog-dir', cwd / 'perflogs',
+                          '--reference-dir', tmp_path / 'references', '--last', 1, cwd=cwd)
+    assert proc.returncode == 1
+    (line,) = [l for l in proc.stdout.splitlines() if 'steady_epoch_time' in l]
+    assert line.split()[-1] == 'regressed'
+
+
+def test_a_malformed_reference_file_is_a_clear_error(three_runs, tmp_path):
+    cwd = three_runs
+    ref_dir = tmp_path / 'references'
+    ref_dir.mkdir()
+    path = ref_dir / 'generic.yaml'
+    path.write_text('TrainingTest:\n  $index: [$partition, variant\n')
+    proc = reframe(cwd, ref_dir, '-r', *SELECT)
+    assert proc.returncode != 0
+    (reason,) = reasons(proc)
+    assert f"reference parse error: malformed reference file '{path}': not valid YAML" in reason
+    assert "'Traceback" not in proc.stdout
+
+    proc = ssb_references('update', '--perflog-dir', cwd / 'perflogs', '--reference-dir',
+                          ref_dir, cwd=cwd)
+    assert proc.returncode == 2
+    assert f"malformed reference file '{path}'" in proc.stderr
+    assert path.read_text() == 'TrainingTest:\n  $index: [$partition, variant\n'
+    shutil.rmtree(ref_dir)

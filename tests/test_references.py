@@ -1,0 +1,540 @@
+"""ssb_references (statistics, files, refusals, drift, reports) and the tests' reference hook."""
+import json
+import math
+import os
+import sqlite3
+import types
+
+import pytest
+import yaml
+from reframe.core.exceptions import ReferenceParseError
+
+from reframe_tests import references as test_references
+from ssb_references import bounds, cli, drift, perflog, propose, reffile, resultsdb
+
+T0 = 1_800_000_000.0
+SYNTH = 'synthetic-mame images_per_class=2 val_per_class=1 scale=0.05 seed=0'
+
+# steady epoch time per run; the other variables follow from it.
+PERF_UNITS = {'steady_epoch_time': 's', 'first_epoch_time': 's', 'first_epoch_overhead': 's',
+              'throughput': 'img/s', 'pixel_throughput': 'Mpx/s', 'host_peak_memory': 'MiB',
+              'input_wait_fraction': 'fraction', 'distinct_shapes': 'shapes',
+              'traced_graphs': 'graphs'}
+
+
+def perf_values(steady, variant='lrfs', memory=650.0):
+    shapes = 2 if variant == 'lrfs' else 58
+    return {'steady_epoch_time': steady, 'first_epoch_time': steady + 1.0,
+            'first_epoch_overhead': 1.0, 'throughput': 58 / steady,
+            'pixel_throughput': 1.5 / steady, 'host_peak_memory': memory,
+            'input_wait_fraction': 0.02, 'distinct_shapes': shapes, 'traced_graphs': shapes}
+
+
+def record(steady, i=0, variant='lrfs', system='generic', partition='default', tf='2.21.0',
+           epochs=3, environ='builtin', scale='single', result='pass', **perf):
+    """One perflog record as ReFrame's builtin filelog format writes it (text fields)."""
+    values = perf_values(steady, variant)
+    values.update(perf)
+    rec = {'result': result, 'job_completion_time': '2027-01-15T08:00:00',
+           'batch_size': '16' if variant == 'lrfs' else '1', 'crop_size': '224',
+           'dataset': SYNTH, 'device': 'cpu', 'environ': environ, 'epochs': str(epochs),
+           'hrvs_batching': 'single', 'image_size': '256',
+           'job_completion_time_unix': str(T0 + 60 * i), 'job_nodelist': 'node01',
+           'jobid': str(1000 + i), 'model': 'smallcnn', 'partition': partition,
+           'pixel_budget': '65k', 'retracing': 'per-shape', 'subset': 'train',
+           'system': system, 'tensorflow_version': tf, 'variant': variant}
+    if scale is not None:
+        rec['scale'] = scale
+    for name, value in values.items():
+        rec.update({f'{name}_value': str(value), f'{name}_unit': PERF_UNITS[name],
+                    f'{name}_ref': '0', f'{name}_lower_thres': 'None',
+                    f'{name}_upper_thres': 'None'})
+    return rec
+
+
+def write_perflog(path, records):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines, header = [], None
+    for rec in records:
+        if list(rec) != header:
+            header = list(rec)
+            lines.append('|'.join(header))
+        lines.append('|'.join(rec[k] for k in header))
+    path.write_text('\n'.join(lines) + '\n')
+    return str(path)
+
+
+def runs_of(records, tmp_path, name='TrainingTest.log'):
+    return perflog.read([write_perflog(tmp_path / name, records)])
+
+
+STEADY = [0.50, 0.51, 0.49]
+
+
+@pytest.fixture
+def perflog_dir(tmp_path):
+    """perflogs/generic/default/TrainingTest.log with 3 LR&FS and 3 HR&VS runs."""
+    recs = [record(s, i) for i, s in enumerate(STEADY)]
+    recs += [record(2 * s, 10 + i, variant='hrvs') for i, s in enumerate(STEADY)]
+    write_perflog(tmp_path / 'perflogs' / 'generic' / 'default' / 'TrainingTest.log', recs)
+    return tmp_path / 'perflogs'
+
+
+def run_cli(capsys, *args):
+    status = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+# -- perflog and results DB reading ---------------------------------------------------------
+
+def test_perflog_records_become_runs(tmp_path):
+    (run,) = runs_of([record(0.5)], tmp_path)
+    assert run.system == 'generic' and run.partition == 'generic:default'
+    assert run.perf['steady_epoch_time'] == (0.5, 's')
+    assert run.perf['distinct_shapes'] == (2.0, 'shapes')
+    assert run.time == T0 and run.get('epochs') == '3'
+    assert run.key(['variant', 'model', 'scale']) == ('generic:default', 'lrfs', 'smallcnn',
+                                                      'single')
+
+
+def test_runs_before_the_scale_parameter_count_as_single(tmp_path):
+    old, new = runs_of([record(0.5, scale=None), record(0.5, 1)], tmp_path)
+    assert old.key(['variant', 'model', 'scale']) == new.key(['variant', 'model', 'scale'])
+
+
+def test_rotated_perflogs_are_read_oldest_first(tmp_path):
+    base = tmp_path / 'perflogs' / 'generic' / 'default'
+    write_perflog(base / 'TrainingTest.log.h0', [record(0.5, 0, scale=None)])
+    write_perflog(base / 'TrainingTest.log', [record(0.6, 1)])
+    files = perflog.files(str(tmp_path / 'perflogs'), 'generic')
+    assert [os.path.basename(f) for f in files] == ['TrainingTest.log.h0', 'TrainingTest.log']
+    assert [r.perf['steady_epoch_time'][0] for r in perflog.read(files)] == [0.5, 0.6]
+
+
+def test_a_damaged_perflog_is_named(tmp_path):
+    path = tmp_path / 'TrainingTest.log'
+    path.write_text('pass|2027-01-15T08:00:00\n')
+    with pytest.raises(perflog.PerflogError, match='before any header'):
+        perflog.read([str(path)])
+
+
+def make_results_db(path, records):
+    """A results DB with ReFrame's schema holding one session per record."""
+    conn = sqlite3.connect(path)
+    conn.execute('CREATE TABLE sessions(uuid TEXT PRIMARY KEY, session_start_unix REAL, '
+                 'session_end_unix REAL, json_blob TEXT, report_file TEXT)')
+    for i, rec in enumerate(records):
+        tc = {k: v for k, v in rec.items() if not k.split('_')[-1] in
+              ('value', 'unit', 'ref', 'thres')}
+        tc['name'] = f'TrainingTest %variant={rec["variant"]} %model=smallcnn'
+        tc['job_completion_time_unix'] = float(rec['job_completion_time_unix'])
+        tc['epochs'] = int(rec['epochs'])
+        tc['perfvalues'] = {
+            f'{rec["system"]}:{rec["partition"]}:{n}':
+                [float(rec[f'{n}_value']), 0, None, None, rec[f'{n}_unit'], 'pass']
+            for n in PERF_UNITS}
+        fixture = {'name': 'SyntheticMAMe', 'perfvalues': {}}
+        blob = {'session_info': {'uuid': f'uuid-{i}', 'time_end_unix': T0},
+                'runs': [{'testcases': [fixture, tc]}]}
+        conn.execute('INSERT INTO sessions VALUES(?, ?, ?, ?, ?)',
+                     (f'uuid-{i}', T0 + i, T0 + i, json.dumps(blob), ''))
+    conn.commit()
+    conn.close()
+
+
+def test_results_db_and_perflog_give_the_same_runs(tmp_path):
+    recs = [record(s, i) for i, s in enumerate(STEADY)]
+    db = str(tmp_path / 'results.db')
+    make_results_db(db, recs)
+    from_db = resultsdb.read(db)
+    from_log = runs_of(recs, tmp_path)
+    assert [r.perf for r in from_db] == [r.perf for r in from_log]
+    assert [r.workload() for r in from_db] == [r.workload() for r in from_log]
+    assert [r.session for r in from_db] == ['uuid-0', 'uuid-1', 'uuid-2']
+    assert len(resultsdb.read(db, sessions={'uuid-1'})) == 1
+
+
+def test_a_missing_results_db_says_how_to_enable_it(tmp_path):
+    with pytest.raises(resultsdb.ResultsDBError, match='RFM_ENABLE_RESULTS_STORAGE'):
+        resultsdb.read(str(tmp_path / 'none.db'))
+
+
+# -- statistics ----------------------------------------------------------------------------
+
+def test_quiet_runs_get_the_floor_on_the_worse_side_only():
+    p = propose.propose_variable('steady_epoch_time', [1.0, 1.02, 0.99], 's')
+    assert p.value == 1.0
+    assert (p.lower, p.upper) == (None, 0.1)          # 3 x 2% < 10% floor
+    assert p.as_list() == [1.0, None, 0.1, 's']
+
+
+def test_noisy_runs_widen_the_band_by_three_times_their_spread():
+    p = propose.propose_variable('steady_epoch_time', [1.0, 1.2, 0.9], 's')
+    assert p.value == 1.0 and p.upper == pytest.approx(0.6)
+
+
+def test_the_median_resists_an_outlier():
+    p = propose.propose_variable('host_peak_memory', [1000, 1001, 999, 1000, 5000], 'MiB')
+    assert p.value == 1000
+
+
+def test_absolute_floor_guards_small_values():
+    p = propose.propose_variable('steady_epoch_time', [0.1, 0.1, 0.1], 's')
+    assert p.upper == 0.5                                # 0.05 s of 0.1 s
+    p = propose.propose_variable('input_wait_fraction', [0.0, 0.0, 0.0], 'fraction')
+    assert (p.value, p.lower, p.upper) == (0.0, None, 0.05)   # value 0: absolute thresholds
+
+
+def test_higher_is_better_bounds_the_lower_side_within_reframe_limits():
+    p = propose.propose_variable('parallel_efficiency', [0.9, 0.91, 0.89], 'fraction')
+    assert p.upper is None and p.lower == -0.1
+    p = propose.propose_variable('parallel_efficiency', [0.2, 0.9, 0.5], 'fraction')
+    assert p.lower == -1.0                               # ReFrame: lower_thres >= -1
+
+
+def test_counts_are_bounded_on_both_sides():
+    p = propose.propose_variable('distinct_shapes', [58, 58, 58], 'shapes')
+    assert p.value == 58 and p.lower == -0.00863 and p.upper == 0.00863
+    lo, hi = bounds.band(p.value, p.lower, p.upper)
+    assert lo < 58 < hi and not lo <= 57 and not 59 <= hi
+    p = propose.propose_variable('distinct_shapes', [37407] * 3, 'shapes')
+    assert bounds.band(p.value, p.lower, p.upper) == pytest.approx((37406.49, 37407.51),
+                                                                   abs=0.01)
+
+
+def test_rounding_never_narrows_the_band():
+    values = [0.3, 0.31, 0.29]
+    p = propose.propose_variable('steady_epoch_time', values, 's')
+    assert all(bounds.within(v, p.value, p.lower, p.upper) for v in values)
+    assert p.upper >= p.tolerance
+
+
+def test_throughput_follows_the_steady_epoch_time(tmp_path):
+    runs = runs_of([record(s, i) for i, s in enumerate([1.0, 1.2, 0.9])], tmp_path)
+    (kp,) = propose.propose(runs, 'generic')[0].values()
+    t_s = kp.variables['steady_epoch_time'].tolerance
+    assert kp.variables['throughput'].tolerance == pytest.approx(t_s / (1 + t_s))
+    assert kp.variables['throughput'].lower == kp.variables['pixel_throughput'].lower
+
+
+def test_min_tolerance_raises_floors_but_not_counts(tmp_path):
+    runs = runs_of([record(s, i) for i, s in enumerate(STEADY)], tmp_path)
+    (kp,) = propose.propose(runs, 'generic', min_tolerance=1.0)[0].values()
+    assert kp.variables['steady_epoch_time'].upper == 1.0
+    assert kp.variables['throughput'].lower == -0.5
+    assert kp.variables['distinct_shapes'].upper == 0.25
+
+
+def test_last_n_uses_the_newest_runs(tmp_path):
+    runs = runs_of([record(s, i) for i, s in enumerate([9.0, 9.0, 1.0, 1.0, 1.0])], tmp_path)
+    (kp,) = propose.propose(runs, 'generic', last_n=3)[0].values()
+    assert kp.variables['steady_epoch_time'].value == 1.0 and len(kp.runs) == 3
+
+
+# -- refusals ------------------------------------------------------------------------------
+
+def test_refuses_too_few_runs(tmp_path):
+    runs = runs_of([record(0.5, 0), record(0.5, 1)], tmp_path)
+    with pytest.raises(propose.Refusal, match=r'lrfs/smallcnn/single: 2 run\(s\), at least 3'):
+        propose.propose(runs, 'generic')
+
+
+def test_skip_incomplete_leaves_out_keys_with_too_few_runs(tmp_path):
+    recs = [record(s, i) for i, s in enumerate(STEADY)] + [record(1.0, 9, variant='hrvs')]
+    proposals, skipped = propose.propose(runs_of(recs, tmp_path), 'generic',
+                                         skip_incomplete=True)
+    assert [k[1] for k in proposals] == ['lrfs'] and 'hrvs' in skipped[0]
+
+
+def test_refuses_runs_of_another_system(tmp_path):
+    recs = [record(s, i) for i, s in enumerate(STEADY)] + [record(0.5, 5, system='other')]
+    with pytest.raises(propose.Refusal, match="other systems \\(other\\)"):
+        propose.propose(runs_of(recs, tmp_path), 'generic')
+
+
+def test_refuses_mixed_tensorflow_versions_unless_allowed(tmp_path):
+    recs = [record(0.5, 0, tf='2.16.1'), record(0.5, 1), record(0.5, 2)]
+    runs = runs_of(recs, tmp_path)
+    with pytest.raises(propose.Refusal, match='mix TensorFlow versions 2.16.1, 2.21.0'):
+        propose.propose(runs, 'generic')
+    (kp,) = propose.propose(runs, 'generic', allow_mixed_versions=True)[0].values()
+    assert kp.meta()['tensorflow_version'] == ['2.16.1', '2.21.0']
+
+
+def test_refuses_mixed_workloads_and_environments(tmp_path):
+    runs = runs_of([record(0.5, 0, epochs=2), record(0.5, 1), record(0.5, 2)], tmp_path)
+    with pytest.raises(propose.Refusal, match=r'epochs: 2 \(1 runs\), 3 \(2 runs\).*--where'):
+        propose.propose(runs, 'generic')
+    runs = runs_of([record(0.5, 0, environ='tf-2.16'), record(0.5, 1), record(0.5, 2)], tmp_path)
+    with pytest.raises(propose.Refusal, match='mix environments builtin, tf-2.16'):
+        propose.propose(runs, 'generic')
+
+
+def test_cli_refusal_is_a_clear_message_and_status_2(tmp_path, capsys, perflog_dir):
+    status, out, err = run_cli(capsys, 'update', '--perflog-dir', perflog_dir,
+                               '--reference-dir', tmp_path / 'refs', '--min-runs', 4)
+    assert status == 2 and not out
+    assert err.startswith("ssb-references update: error: cannot propose references for 'generic'")
+    assert '3 run(s), at least 4 needed' in err
+    assert not (tmp_path / 'refs').exists()
+
+
+def test_cli_where_selects_one_workload(tmp_path, capsys):
+    recs = [record(0.5, 0, epochs=2)] + [record(s, 1 + i) for i, s in enumerate(STEADY)]
+    write_perflog(tmp_path / 'p' / 'generic' / 'default' / 'TrainingTest.log', recs)
+    status, out, _ = run_cli(capsys, 'propose', '--perflog-dir', tmp_path / 'p',
+                             '--reference-dir', tmp_path / 'refs', '--where', 'epochs=3',
+                             '--last', 10)
+    assert status == 0 and yaml.safe_load(out)['ssb-references']['entries'][
+        'generic:default/lrfs/smallcnn/single']['runs'] == 3
+
+
+# -- reference files -----------------------------------------------------------------------
+
+def test_update_writes_a_reference_file_reframe_and_the_tests_can_read(tmp_path, capsys,
+                                                                      perflog_dir):
+    refs = tmp_path / 'refs'
+    status, out, _ = run_cli(capsys, 'update', '--perflog-dir', perflog_dir,
+                             '--reference-dir', refs)
+    assert status == 0 and f'wrote {refs / "generic.yaml"}' in out
+    data = yaml.safe_load((refs / 'generic.yaml').read_text())
+    tree = data['TrainingTest']
+    assert tree['$index'] == ['$partition', 'variant', 'model', 'scale']
+    entry = tree['generic:default']['lrfs']['smallcnn']['single']
+    assert entry['steady_epoch_time'] == [0.5, None, 0.1, 's']
+    assert entry['distinct_shapes'][0] == 2 and entry['throughput'][2] is None
+    assert tree['generic:default']['hrvs']['smallcnn']['single']['steady_epoch_time'][0] == 1.0
+    meta = data['ssb-references']['entries']['generic:default/lrfs/smallcnn/single']
+    assert meta['runs'] == 3 and meta['workload']['epochs'] == 3
+    assert meta['workload']['dataset'] == SYNTH and meta['tensorflow_version'] == '2.21.0'
+    # The tests' own reader accepts it; so does the tool's.
+    index, _ = test_references.load(str(refs / 'generic.yaml'), 'TrainingTest')
+    assert index == tree['$index']
+    loaded = reffile.load(str(refs / 'generic.yaml'))
+    assert loaded.entries[('generic:default', 'lrfs', 'smallcnn', 'single')] == entry
+
+
+def test_reframe_resolves_the_written_file(tmp_path, capsys, perflog_dir):
+    """ReFrame's own $ref reader and $index lookup on the file ``update`` wrote."""
+    from reframe.core.pipeline import _ReferenceDict
+    refs = tmp_path / 'refs'
+    run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', refs)
+
+    class TrainingTest:
+        variant, model, scale = 'hrvs', 'smallcnn', 'single'
+        current_partition = types.SimpleNamespace(fullname='generic:default')
+
+    ref = _ReferenceDict({'$ref': str(refs / 'generic.yaml')}, test=None)
+    ref._ReferenceDict__test_entry_name = 'TrainingTest'
+    data = ref._read_ref_file(str(refs / 'generic.yaml'))
+    assert data['$index'] == ('$partition', 'variant', 'model', 'scale')
+    leaf = data['generic:default']['hrvs']['smallcnn']['single']
+    assert leaf['steady_epoch_time'] == (1.0, None, 0.1, 's')
+
+
+def test_update_keeps_the_previous_file_in_history_and_merges(tmp_path, capsys, perflog_dir):
+    refs = tmp_path / 'refs'
+    run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', refs)
+    first = (refs / 'generic.yaml').read_text()
+    # Three newer, slower LR&FS runs only: HR&VS keeps its entry.
+    newer = [record(1.0, 100 + i) for i in range(3)]
+    write_perflog(tmp_path / 'new' / 'generic' / 'default' / 'TrainingTest.log', newer)
+    status, out, _ = run_cli(capsys, 'update', '--perflog-dir', tmp_path / 'new',
+                             '--reference-dir', refs)
+    assert status == 0 and 'previous references kept as' in out
+    (saved,) = (refs / 'history').iterdir()
+    assert saved.read_text() == first and saved.name.startswith('generic.')
+    tree = yaml.safe_load((refs / 'generic.yaml').read_text())['TrainingTest']['generic:default']
+    assert tree['lrfs']['smallcnn']['single']['steady_epoch_time'][0] == 1.0
+    assert tree['hrvs']['smallcnn']['single']['steady_epoch_time'][0] == 1.0   # kept
+    assert 'kept' in out and '+100.0%' in out
+    run_cli(capsys, 'update', '--perflog-dir', tmp_path / 'new', '--reference-dir', refs,
+            '--replace')
+    tree = yaml.safe_load((refs / 'generic.yaml').read_text())['TrainingTest']['generic:default']
+    assert list(tree) == ['lrfs']
+    assert len(list((refs / 'history').iterdir())) == 2
+
+
+def test_write_is_atomic_and_refuses_unreadable_text(tmp_path):
+    path = tmp_path / 'generic.yaml'
+    path.write_text('TrainingTest: {}\n')
+    with pytest.raises(reffile.RefFileError, match='malformed'):
+        reffile.write(str(path), 'TrainingTest: [')
+    assert path.read_text() == 'TrainingTest: {}\n'
+    assert sorted(os.listdir(tmp_path)) == ['generic.yaml']     # no temporary, no history
+
+
+def test_diff_shows_old_and_new_side_by_side(tmp_path, capsys, perflog_dir):
+    refs = tmp_path / 'refs'
+    status, out, _ = run_cli(capsys, 'diff', '--perflog-dir', perflog_dir, '--reference-dir', refs)
+    assert status == 0 and 'no file yet' in out and not refs.exists()
+    line = next(l for l in out.splitlines() if 'lrfs' in l and 'steady_epoch_time' in l)
+    assert '0.5 s [-, 0.55]' in line and ' new ' in line and '3: 0.49..0.51' in line
+    run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', refs)
+    status, out, _ = run_cli(capsys, 'diff', '--perflog-dir', perflog_dir, '--reference-dir', refs)
+    assert all(' same ' in l for l in out.splitlines()[3:] if l.strip())
+
+
+@pytest.mark.parametrize('text, message', [
+    ('TrainingTest: [\n', 'not valid YAML'),
+    ('', 'the file is empty'),
+    ('- a\n- b\n', 'expected a mapping of test names'),
+    ('TrainingTest:\n  $index: [$partition, variant]\n  "g:d":\n    lrfs:\n'
+     '      steady_epoch_time: [1.0, 0.1, 0.2, s]\n', 'lower threshold 0.1'),
+    ('TrainingTest:\n  $index: [$partition, variant]\n  "g:d":\n    lrfs:\n'
+     '      steady_epoch_time: fast\n', "TrainingTest.g:d.lrfs.steady_epoch_time"),
+    ('TrainingTest:\n  $index: [$partition, variant]\n  "g:d": [1, 2]\n',
+     'one level per \\$index key'),
+])
+def test_malformed_files_are_named_by_both_readers(tmp_path, capsys, text, message):
+    path = tmp_path / 'generic.yaml'
+    path.write_text(text)
+    with pytest.raises(reffile.RefFileError, match=message) as tool_err:
+        reffile.load(str(path))
+    with pytest.raises(ReferenceParseError, match=message) as test_err:
+        test_references.load(str(path), 'TrainingTest')
+    for err in (tool_err, test_err):
+        assert f"malformed reference file '{path}'" in str(err.value)
+
+
+def test_cli_names_a_malformed_file(tmp_path, capsys, perflog_dir):
+    refs = tmp_path / 'refs'
+    refs.mkdir()
+    (refs / 'generic.yaml').write_text('TrainingTest: [\n')
+    status, _, err = run_cli(capsys, 'update', '--perflog-dir', perflog_dir,
+                             '--reference-dir', refs)
+    assert status == 2 and f"malformed reference file '{refs / 'generic.yaml'}'" in err
+    assert (refs / 'generic.yaml').read_text() == 'TrainingTest: [\n'
+
+
+# -- the tests' hook -----------------------------------------------------------------------
+
+def fake_test(epochs=3, **attrs):
+    """What references.for_test reads of a TrainingTest."""
+    values = dict(variant='lrfs', model='smallcnn', scale='single', epochs=epochs,
+                  dataset=SYNTH, batch_size=16, subset='train', retracing='per-shape',
+                  image_size=256, crop_size=224)
+    values.update(attrs)
+    test = type('TrainingTest', (), values)()
+    test.current_system = types.SimpleNamespace(name='generic')
+    test.current_partition = types.SimpleNamespace(fullname='generic:default')
+    test.current_environ = types.SimpleNamespace(name='builtin')
+    test.display_name = 'TrainingTest %variant=lrfs'
+    return test
+
+
+def test_hook_points_at_the_system_file_only_for_its_workload(tmp_path, capsys, perflog_dir,
+                                                               monkeypatch, caplog):
+    refs = tmp_path / 'refs'
+    monkeypatch.setenv('SSB_REFERENCE_DIR', str(refs))
+    assert test_references.for_test(fake_test()) is None            # no file: no references
+    run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', refs)
+    assert test_references.for_test(fake_test()) == {'$ref': str(refs / 'generic.yaml')}
+    assert test_references.for_test(fake_test(epochs=5)) is None    # another workload
+
+
+def test_hook_rejects_an_index_the_test_cannot_answer(tmp_path, monkeypatch):
+    monkeypatch.setenv('SSB_REFERENCE_DIR', str(tmp_path))
+    (tmp_path / 'generic.yaml').write_text(
+        'TrainingTest:\n  $index: [$partition, nodes]\n  "generic:default":\n    "2":\n'
+        '      steady_epoch_time: [1.0, null, 0.1, s]\n')
+    with pytest.raises(ReferenceParseError, match="\\$index key 'nodes' is not an attribute"):
+        test_references.for_test(fake_test())
+
+
+# -- drift ---------------------------------------------------------------------------------
+
+def test_drift_lists_regressions_and_improvements(tmp_path, capsys, perflog_dir):
+    refs = tmp_path / 'refs'
+    run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', refs)
+    status, out, _ = run_cli(capsys, 'drift', '--perflog-dir', perflog_dir,
+                             '--reference-dir', refs)
+    assert status == 0 and 'no drift' in out
+    # LR&FS got 30% slower, HR&VS twice as fast, with another shape count.
+    later = ([record(0.65, 50 + i) for i in range(3)] +
+             [record(0.5, 60 + i, variant='hrvs', distinct_shapes=57) for i in range(3)])
+    log = perflog_dir / 'generic' / 'default' / 'TrainingTest.log'
+    write_perflog(log, [record(s, i) for i, s in enumerate(STEADY)] +
+                  [record(2 * s, 10 + i, variant='hrvs') for i, s in enumerate(STEADY)] + later)
+    status, out, _ = run_cli(capsys, 'drift', '--perflog-dir', perflog_dir,
+                             '--reference-dir', refs)
+    assert status == 1
+    rows = {(l.split()[0].split('/')[1], l.split()[1]): l.split()[-1]
+            for l in out.splitlines() if l.startswith('generic:')}
+    assert rows[('lrfs', 'steady_epoch_time')] == 'regressed'
+    assert rows[('lrfs', 'throughput')] == 'regressed'
+    assert rows[('hrvs', 'steady_epoch_time')] == 'improved'
+    assert rows[('hrvs', 'distinct_shapes')] == 'changed'
+    assert ('lrfs', 'host_peak_memory') not in rows                 # only drifted rows
+
+
+def test_drift_ignores_runs_of_another_workload(tmp_path):
+    runs = runs_of([record(0.5, i) for i in range(3)], tmp_path)
+    (kp,) = propose.propose(runs, 'generic')[0].values()
+    data = reffile.build('generic', {kp.key: kp}, ['variant', 'model', 'scale'])
+    refs = reffile.parse(reffile.dump(data), 'x.yaml')
+    other = runs_of([record(5.0, 10 + i, epochs=1) for i in range(3)], tmp_path, 'other.log')
+    rows = drift.drift(refs, runs + other)
+    assert {r.status for r in rows} == {'ok'}
+
+
+def test_a_reference_without_runs_is_reported(tmp_path):
+    runs = runs_of([record(0.5, i) for i in range(3)], tmp_path)
+    (kp,) = propose.propose(runs, 'generic')[0].values()
+    refs = reffile.parse(reffile.dump(reffile.build('generic', {kp.key: kp},
+                                                    ['variant', 'model', 'scale'])), 'x.yaml')
+    assert {r.status for r in drift.drift(refs, [])} == {'no runs'}
+
+
+# -- report --------------------------------------------------------------------------------
+
+def test_report_tables_put_the_variants_side_by_side(tmp_path, capsys, perflog_dir):
+    status, out, _ = run_cli(capsys, 'report', '--perflog-dir', perflog_dir,
+                             '--reference-dir', tmp_path / 'refs', '--out', tmp_path / 'r',
+                             '--no-plots')
+    assert status == 0
+    md = (tmp_path / 'r' / 'generic-summary.md').read_text()
+    line = next(l for l in md.splitlines() if 'steady_epoch_time' in l)
+    assert '| 0.5 (n=3) | 1 (n=3) | 2.00x |' in line
+    assert (tmp_path / 'r' / 'generic-summary.csv').exists()
+    assert not list((tmp_path / 'r').glob('*.png'))
+
+
+def test_report_draws_pngs_with_the_reference_band(tmp_path, capsys, perflog_dir):
+    pytest.importorskip('matplotlib')
+    refs = tmp_path / 'refs'
+    run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', refs)
+    status, out, _ = run_cli(capsys, 'report', '--perflog-dir', perflog_dir,
+                             '--reference-dir', refs, '--out', tmp_path / 'r')
+    assert status == 0
+    for name in ('generic-lrfs-vs-hrvs.png', 'generic-trend.png'):
+        png = tmp_path / 'r' / name
+        assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n' and png.stat().st_size > 10_000
+        assert f'wrote {png}' in out
+
+
+def test_report_without_matplotlib_says_what_to_install(tmp_path, capsys, perflog_dir,
+                                                         monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith('matplotlib'):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, '__import__', no_matplotlib)
+    status, _, err = run_cli(capsys, 'report', '--perflog-dir', perflog_dir,
+                             '--reference-dir', tmp_path / 'refs', '--out', tmp_path / 'r')
+    assert status == 2 and "pip install 'size-shape-bench[report]'" in err
+
+
+def test_bounds_match_reframe():
+    import reframe.utility.sanity as sn
+    for value, lower, upper in [(2.0, -0.25, 0.25), (0.5, None, 0.1), (0.0, None, 0.05),
+                                (-3.0, -0.2, 0.5), (200.0, -1.0, None)]:
+        lo, hi = bounds.band(value, lower, upper)
+        rlo, rhi = sn.reference_bounds(value, lower, upper)
+        assert (lo, hi) == (rlo, rhi)
+    assert math.isinf(bounds.band(1.0, None, None)[0])
