@@ -32,6 +32,23 @@ def launched_tasks():
     return 1, None
 
 
+class SlurmTasks(tf.distribute.cluster_resolver.SlurmClusterResolver):
+    """Slurm's task layout for the workers; each task drives the GPUs it sees.
+
+    TensorFlow's resolver pairs tasks with GPU slots (none on a CPU node) and
+    would set CUDA_VISIBLE_DEVICES itself; here Slurm binds the GPUs, so the
+    slots are only placeholders and the accelerators are the visible ones.
+    """
+
+    def __init__(self, tasks, visible_gpus):
+        self._visible_gpus = visible_gpus
+        super().__init__(port_base=slurm_port_base(), gpus_per_node=tasks, gpus_per_task=1,
+                         auto_set_gpu=False)
+
+    def num_accelerators(self, task_type=None, task_id=None, config_proto=None):
+        return {'GPU': self._visible_gpus}
+
+
 def slurm_port_base():
     job = int(os.environ.get('SLURM_JOB_ID', '0')) * 7 + int(os.environ.get('SLURM_STEP_ID', '0') or 0)
     return PORT_RANGE_START + (job % PORT_RANGE_SLOTS) * PORTS_PER_SLOT
@@ -47,10 +64,7 @@ def make_strategy(kind):
             raise PayloadError(f'{tasks} tasks launched without a cluster description: '
                                'launch with srun, or set TF_CONFIG for each task')
         if source == 'slurm':
-            gpus = len(tf.config.list_physical_devices('GPU'))
-            resolver = tf.distribute.cluster_resolver.SlurmClusterResolver(
-                port_base=slurm_port_base(), gpus_per_node=gpus * tasks, gpus_per_task=gpus,
-                auto_set_gpu=False)
+            resolver = SlurmTasks(tasks, len(tf.config.list_physical_devices('GPU')))
         else:
             resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
         return tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver), kind

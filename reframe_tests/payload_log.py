@@ -50,6 +50,13 @@ def error_line(stderr):
 
 
 @sn.deferrable
+def last_line(path):
+    with open(path, errors='replace') as f:
+        lines = [line.strip() for line in f if line.strip()]
+    return lines[-1] if lines else '(empty)'
+
+
+@sn.deferrable
 def assert_no_error(stderr):
     """Fail with the program's own ``error: ...`` line as the reason, if it printed one."""
     error = error_line(stderr).evaluate()
@@ -68,8 +75,8 @@ def assert_training_complete(stdout, stderr, exitcode, expected_epochs, expected
     """
     assert_no_error(stderr).evaluate()
     if exitcode != 0:
-        raise SanityError(f'payload exited with status {exitcode} without an error line '
-                          f'(killed? see {stderr})')
+        raise SanityError(f'payload exited with status {exitcode} without an error line; '
+                          f'last line of {stderr}: {last_line(stderr).evaluate()}')
     records = epochs(stdout).evaluate()
     finals = summaries(stdout).evaluate()
     if sorted(finals) != list(range(workers)):
