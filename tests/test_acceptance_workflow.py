@@ -1,9 +1,10 @@
-"""The acceptance workflow end to end on ReFrame's builtin generic system (docs/references.md).
+"""The acceptance workflow end to end (docs/references.md), on ReFrame's builtin generic
+system and through the CI Slurm cluster (site_configs/ci.py).
 
 Three runs, references generated from them with ``ssb-references update``, then:
 the next run passes against them; a reference tightened below what the machine
 can do fails with ReFrame's performance failure; a malformed file is named in a
-clear error. LR&FS only, serial, about 8 s a run.
+clear error. LR&FS at one scale only, serial: about 8 s a run on generic, 30 s on Slurm.
 """
 import glob
 import os
@@ -17,9 +18,22 @@ import yaml
 
 from conftest import REPO
 from reframe_runs import read_perflog, run_reframe
+from test_slurm_cluster import CI_CONFIG, slurm  # noqa: F401  (fixture)
 
-SELECT = ['-n', 'variant=lrfs', '--exec-policy=serial']
-KEY = ('generic:default', 'lrfs', 'smallcnn', 'single')
+SELECT = ['-n', 'variant=lrfs.*scale=single', '--exec-policy=serial']
+SYSTEMS = {'generic': ('generic', 'default', None), 'ci': ('ci', 'cpu', CI_CONFIG)}
+
+
+@pytest.fixture(scope='module', params=list(SYSTEMS))
+def system(request):
+    if request.param == 'ci':
+        request.getfixturevalue('slurm')       # skips, or fails in CI, without a cluster
+    return SYSTEMS[request.param]
+
+
+def key(system):
+    name, partition, _ = system
+    return (f'{name}:{partition}', 'lrfs', 'smallcnn', 'single')
 
 
 def ssb_references(*args, cwd):
@@ -28,20 +42,20 @@ def ssb_references(*args, cwd):
                           capture_output=True, text=True, timeout=300, env=env)
 
 
-def reframe(cwd, ref_dir, *args):
+def reframe(system, cwd, ref_dir, *args):
     env = {'SSB_REFERENCE_DIR': str(ref_dir), 'RFM_ENABLE_RESULTS_STORAGE': '1',
-           'RFM_SQLITE_DB_FILE': str(cwd / 'results.db')}
-    return run_reframe(*args, cwd=cwd, env=env)
+           'RFM_SQLITE_DB_FILE': str(cwd / 'results.db'), 'SSB_VENV': sys.prefix}
+    return run_reframe(*args, cwd=cwd, env=env, config=system[2])
 
 
-def perflog_records(cwd):
-    (path,) = glob.glob(os.path.join(cwd, 'perflogs', 'generic', 'default', 'TrainingTest.log'))
+def perflog_records(system, cwd):
+    (path,) = glob.glob(os.path.join(cwd, 'perflogs', system[0], system[1], 'TrainingTest.log'))
     return [r for r in read_perflog(path) if r['variant'] == 'lrfs']
 
 
-def leaf(path):
+def leaf(system, path):
     tree = yaml.safe_load(open(path))['TrainingTest']
-    for k in KEY:
+    for k in key(system):
         tree = tree[k]
     return tree
 
@@ -51,54 +65,56 @@ def reasons(proc):
 
 
 @pytest.fixture(scope='module')
-def three_runs(tmp_path_factory):
+def three_runs(system, tmp_path_factory):
     """Three runs of a system without references: performance logged, never failed."""
     cwd = tmp_path_factory.mktemp('acceptance')
     no_refs = cwd / 'no-references'
     for _ in range(3):
-        proc = reframe(cwd, no_refs, '-r', *SELECT)
+        proc = reframe(system, cwd, no_refs, '-r', *SELECT)
         assert proc.returncode == 0, proc.stdout[-3000:]
-    records = perflog_records(cwd)
+    records = perflog_records(system, cwd)
     assert len(records) == 3
     assert {r['steady_epoch_time_ref'] for r in records} == {'0'}
-    return cwd
+    return system, cwd
 
 
-def generate(cwd, ref_dir):
+def generate(system, cwd, ref_dir):
     # --min-tolerance 1: CI machines are shared and sub-second epochs noisy; what is
     # tested here is the workflow, the threshold rule is tested in test_references.py.
-    proc = ssb_references('update', '--system', 'generic', '--perflog-dir', cwd / 'perflogs',
+    proc = ssb_references('update', '--system', system[0], '--perflog-dir', cwd / 'perflogs',
                           '--reference-dir', ref_dir, '--min-tolerance', 1, cwd=cwd)
     assert proc.returncode == 0, proc.stderr
-    return ref_dir / 'generic.yaml'
+    return ref_dir / f'{system[0]}.yaml'
 
 
 def test_generated_references_pass_the_next_run(three_runs, tmp_path):
-    cwd = three_runs
+    system, cwd = three_runs
     ref_dir = tmp_path / 'references'
     proc = ssb_references('diff', '--perflog-dir', cwd / 'perflogs', '--reference-dir', ref_dir,
                           cwd=cwd)
     assert proc.returncode == 0 and 'no file yet' in proc.stdout
-    path = generate(cwd, ref_dir)
-    entry = leaf(path)
-    assert entry['steady_epoch_time'][1:] == [None, 1.0, 's']
+    path = generate(system, cwd, ref_dir)
+    entry = leaf(system, path)
+    upper = entry['steady_epoch_time'][2]
+    assert entry['steady_epoch_time'][1] is None and entry['steady_epoch_time'][3] == 's'
+    assert upper >= 1.0                         # at least --min-tolerance
     assert entry['distinct_shapes'][0] == 2
 
     # The same proposal from ReFrame's results database.
-    proc = ssb_references('propose', '--db', cwd / 'results.db', '--system', 'generic',
+    proc = ssb_references('propose', '--db', cwd / 'results.db', '--system', system[0],
                           '--reference-dir', ref_dir, '--min-tolerance', 1, cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     assert yaml.safe_load(proc.stdout)['TrainingTest'] == yaml.safe_load(open(path))[
         'TrainingTest']
 
-    proc = reframe(cwd, ref_dir, '-r', *SELECT)
+    proc = reframe(system, cwd, ref_dir, '-r', *SELECT)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    last = perflog_records(cwd)[-1]
+    last = perflog_records(system, cwd)[-1]
     assert last['result'] == 'pass'
     assert float(last['steady_epoch_time_ref']) == entry['steady_epoch_time'][0]
-    assert float(last['steady_epoch_time_upper_thres']) == 1.0
+    assert float(last['steady_epoch_time_upper_thres']) == upper
     assert float(last['throughput_lower_thres']) == entry['throughput'][1]
-    assert '(r:%s, l:None, u:1.0)' % entry['steady_epoch_time'][0] in proc.stdout
+    assert '(r:%s, l:None, u:%s)' % (entry['steady_epoch_time'][0], upper) in proc.stdout
 
     # The stored sessions compare with ReFrame's own --performance-compare.
     with sqlite3.connect(cwd / 'results.db') as conn:
@@ -112,23 +128,24 @@ def test_generated_references_pass_the_next_run(three_runs, tmp_path):
 
 
 def test_a_reference_tightened_below_the_machine_fails(three_runs, tmp_path):
-    cwd = three_runs
-    path = generate(cwd, tmp_path / 'references')
+    system, cwd = three_runs
+    path = generate(system, cwd, tmp_path / 'references')
     text = open(path).read()
-    entry = leaf(path)
+    entry = leaf(system, path)
     value = entry['steady_epoch_time'][0]
     tight = value / 10
-    text = text.replace(f'steady_epoch_time: [{value}, null, 1.0, s]',
+    upper = entry['steady_epoch_time'][2]
+    text = text.replace(f'steady_epoch_time: [{value}, null, {upper}, s]',
                         f'steady_epoch_time: [{tight}, null, 0.05, s]')
     open(path, 'w').write(text)
-    assert leaf(path)['steady_epoch_time'] == [tight, None, 0.05, 's']
+    assert leaf(system, path)['steady_epoch_time'] == [tight, None, 0.05, 's']
 
-    proc = reframe(cwd, tmp_path / 'references', '-r', *SELECT)
+    proc = reframe(system, cwd, tmp_path / 'references', '-r', *SELECT)
     assert proc.returncode != 0
     (reason,) = reasons(proc)
     assert 'performance error: failed to meet reference(s): steady_epoch_time=' in reason
     assert f'expected {tight}' in reason
-    assert perflog_records(cwd)[-1]['result'] == 'fail'
+    assert perflog_records(system, cwd)[-1]['result'] == 'fail'
 
     proc = ssb_references('drift', '--perflog-dir', cwd / 'perflogs',
                           '--reference-dir', tmp_path / 'references', '--last', 1, cwd=cwd)
@@ -138,12 +155,12 @@ def test_a_reference_tightened_below_the_machine_fails(three_runs, tmp_path):
 
 
 def test_a_malformed_reference_file_is_a_clear_error(three_runs, tmp_path):
-    cwd = three_runs
+    system, cwd = three_runs
     ref_dir = tmp_path / 'references'
     ref_dir.mkdir()
-    path = ref_dir / 'generic.yaml'
+    path = ref_dir / f'{system[0]}.yaml'
     path.write_text('TrainingTest:\n  $index: [$partition, variant\n')
-    proc = reframe(cwd, ref_dir, '-r', *SELECT)
+    proc = reframe(system, cwd, ref_dir, '-r', *SELECT)
     assert proc.returncode != 0
     (reason,) = reasons(proc)
     assert f"reference parse error: malformed reference file '{path}': not valid YAML" in reason
