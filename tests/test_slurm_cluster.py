@@ -132,3 +132,23 @@ def test_killed_worker_fails_the_job_with_a_reason(slurm, tmp_path):
     assert rfm.returncode != 0
     reasons = [line for line in out.splitlines() if '* Reason:' in line]
     assert any('another worker died or stopped answering' in r for r in reasons), out[-4000:]
+
+
+def test_missing_module_is_named(slurm, tmp_path):
+    """A site environment that loads a module the cluster does not have fails, naming it."""
+    config = tmp_path / 'missing_module.py'
+    config.write_text(f'''import importlib.util
+spec = importlib.util.spec_from_file_location('ci_site', {CI_CONFIG!r})
+ci = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ci)
+site_configuration = ci.site_configuration
+for environ in site_configuration['environments']:
+    environ['modules'] = ['size-shape-bench/no-such-version']
+''')
+    proc = run_reframe('-r', '-n', 'variant=lrfs.*scale=single', config=config, cwd=tmp_path,
+                       env=cluster_env(tmp_path))
+    assert proc.returncode != 0
+    reasons = [line for line in proc.stdout.splitlines() if '* Reason:' in line]
+    assert reasons and 'environ error: could not execute module operation' in reasons[0]
+    assert 'size-shape-bench/no-such-version' in reasons[0]
+    assert 'Failed to find the following module(s)' in proc.stdout
