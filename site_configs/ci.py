@@ -13,19 +13,13 @@ first on PATH); this file adds that directory to ``MODULEPATH`` when loaded,
 so that neither ReFrame (which checks the module with ``module show``) nor the
 Slurm job (which inherits the submitting environment) needs a ``module use``.
 """
-import importlib.util
 import os
 
-
-def _load_common():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')
-    spec = importlib.util.spec_from_file_location('size_shape_bench_site_common', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import reframe.utility as util
 
 
-common = _load_common()
+# ReFrame loads this file by path: load the shared part beside it the same way.
+common = util.import_module_from_file(os.path.join(os.path.dirname(__file__), 'common.py'))
 
 CI_MODULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ci_modules')
 _modulepath = [p for p in os.environ.get('MODULEPATH', '').split(':') if p]

@@ -1,7 +1,7 @@
 """The part every size-shape-bench site configuration shares.
 
-A site file (``site_configs/<site>.py``) loads this module by path (its
-``_load_common``: site files are not a package) and calls
+A site file (``site_configs/<site>.py``) loads this module by path (with
+``reframe.utility.import_module_from_file``: site files are not a package) and calls
 :func:`site_configuration` with only what differs between sites: its
 ``systems`` and its TensorFlow ``environments``. Everything else lives here:
 

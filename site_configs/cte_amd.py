@@ -13,19 +13,13 @@ Sources:
   a virtualenv of their own, and ask for ``--gres=gpu:2 --cpus-per-task=128``
   (the whole node).
 """
-import importlib.util
 import os
 
-
-def _load_common():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')
-    spec = importlib.util.spec_from_file_location('size_shape_bench_site_common', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import reframe.utility as util
 
 
-common = _load_common()
+# ReFrame loads this file by path: load the shared part beside it the same way.
+common = util.import_module_from_file(os.path.join(os.path.dirname(__file__), 'common.py'))
 
 site_configuration = common.site_configuration(
     systems=[{

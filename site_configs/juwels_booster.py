@@ -17,19 +17,13 @@ Sources:
   ``Stages/2024 GCC Python CUDA`` before making a virtualenv; compute node
   names like ``jwb0129``.
 """
-import importlib.util
 import os
 
-
-def _load_common():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')
-    spec = importlib.util.spec_from_file_location('size_shape_bench_site_common', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import reframe.utility as util
 
 
-common = _load_common()
+# ReFrame loads this file by path: load the shared part beside it the same way.
+common = util.import_module_from_file(os.path.join(os.path.dirname(__file__), 'common.py'))
 
 site_configuration = common.site_configuration(
     systems=[{

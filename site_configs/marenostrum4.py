@@ -16,19 +16,13 @@ Sources:
 * Public job scripts for MareNostrum 4 load ``intel/2017.4 impi/2017.4
   mkl/2017.4`` (the default toolchain) and ``bsc/1.0``.
 """
-import importlib.util
 import os
 
-
-def _load_common():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')
-    spec = importlib.util.spec_from_file_location('size_shape_bench_site_common', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import reframe.utility as util
 
 
-common = _load_common()
+# ReFrame loads this file by path: load the shared part beside it the same way.
+common = util.import_module_from_file(os.path.join(os.path.dirname(__file__), 'common.py'))
 
 # fp32 peak of one node: BSC's 11.15 PF over 3,456 nodes is 3,226 GFLOP/s
 # fp64 per node = 2 sockets x 24 cores x 2.1 GHz x 32 fp64 FLOP/cycle (two

@@ -19,19 +19,13 @@ asked for with ``ngpus=N`` and ``gpu_type=a100``; MPI programs start with
 documents them, but were not re-checked from this repository's build
 environment.
 """
-import importlib.util
 import os
 
-
-def _load_common():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')
-    spec = importlib.util.spec_from_file_location('size_shape_bench_site_common', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import reframe.utility as util
 
 
-common = _load_common()
+# ReFrame loads this file by path: load the shared part beside it the same way.
+common = util.import_module_from_file(os.path.join(os.path.dirname(__file__), 'common.py'))
 
 # Queue and project for every job: NCAR requires a project (export
 # SSB_ACCOUNT=<project code>); the queue is 'main'.

@@ -62,21 +62,13 @@ ReFrame with an error that names it.
 Every figure below is a placeholder: replace it with your site's, and say in a
 comment where it comes from (the centre's user guide, a datasheet, ...).
 """
-import importlib.util
 import os
 
+import reframe.utility as util
 
-def _load_common():
-    # Site files are loaded by path, not as a package: load common.py next to
-    # this file under a name of its own. Keep these lines as they are.
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')
-    spec = importlib.util.spec_from_file_location('size_shape_bench_site_common', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-common = _load_common()
+# ReFrame loads this file by path: load the shared part beside it the same way.
+# Keep this line as it is.
+common = util.import_module_from_file(os.path.join(os.path.dirname(__file__), 'common.py'))
 
 site_configuration = common.site_configuration(
     systems=[{

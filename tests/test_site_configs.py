@@ -266,7 +266,7 @@ def bad_config(tmp_path, site, old, new):
     text = open(os.path.join(SITE_DIR, f'{site}.py')).read()
     assert old in text, old
     text = text.replace(old, new, 1).replace(
-        "os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')", repr(COMMON))
+        "os.path.join(os.path.dirname(__file__), 'common.py')", repr(COMMON))
     path = tmp_path / f'bad_{site}.py'
     path.write_text(text)
     return path
