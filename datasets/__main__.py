@@ -1,10 +1,11 @@
-"""python -m sizeshape_datasets make|describe ...: make and inspect datasets."""
+"""python -m sizeshape_datasets make|pack|describe ...: make, pack and inspect datasets."""
 import argparse
 import json
+import os
 import statistics
 import sys
 
-from sizeshape_datasets import mame, synthetic
+from sizeshape_datasets import hdf5, mame, synthetic
 
 
 def make(args):
@@ -15,8 +16,13 @@ def make(args):
     describe(argparse.Namespace(root=args.out, subset='train'))
 
 
+def pack(args):
+    counts = hdf5.pack(args.root, args.out, args.subsets.split(',') if args.subsets else None)
+    print(json.dumps({'out': args.out, 'images': counts, 'bytes': os.path.getsize(args.out)}))
+
+
 def describe(args):
-    images, names = mame.read_mame(args.root, args.subset)
+    images, names = hdf5.read_dataset(args.root, args.subset)
     pixels = [i.pixels for i in images]
     print(json.dumps({
         'root': args.root, 'subset': args.subset, 'images': len(images),
@@ -42,7 +48,13 @@ def main(argv=None):
                    help='cap on pixels per image after scaling (0: none)')
     p.add_argument('--seed', type=int, default=0)
     p.set_defaults(func=make)
-    p = sub.add_parser('describe', help='print a JSON summary of a MAMe-layout dataset')
+    p = sub.add_parser('pack', help='pack a MAMe-layout dataset into one HDF5 file')
+    p.add_argument('root', help='dataset root in the MAMe layout')
+    p.add_argument('--out', required=True, help='HDF5 file to create (must not exist)')
+    p.add_argument('--subsets', help='comma-separated subsets (default: every subset listed)')
+    p.set_defaults(func=pack)
+    p = sub.add_parser('describe', help='print a JSON summary of a MAMe-layout dataset '
+                                        'or a packed HDF5 file')
     p.add_argument('root')
     p.add_argument('--subset', default='train', choices=mame.SUBSETS)
     p.set_defaults(func=describe)

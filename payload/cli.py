@@ -3,6 +3,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 from payload import PayloadError
 from payload.shapes import parse_pixel_budget
@@ -10,6 +11,8 @@ from payload.shapes import parse_pixel_budget
 VARIANTS = ('lrfs', 'hrvs')
 MODELS = ('smallcnn', 'resnet50', 'vgg16')   # payload.models.MODELS, without importing Keras
 HRVS_BATCHING = ('single', 'padded', 'bucketed')
+PRECISIONS = ('float32', 'mixed_float16', 'mixed_bfloat16')   # payload.train.PRECISIONS
+COMPUTE_DTYPE = {'float32': 'float32', 'mixed_float16': 'float16', 'mixed_bfloat16': 'bfloat16'}
 EPOCH_TAG = 'SSB-EPOCH'
 SUMMARY_TAG = 'SSB-SUMMARY'
 
@@ -25,7 +28,9 @@ def parse_args(argv):
                    help='lrfs: low-resolution fixed shape; hrvs: high-resolution variable shape')
     p.add_argument('--model', default='smallcnn',
                    help=f'one of {", ".join(MODELS)} (default: smallcnn)')
-    p.add_argument('--data-dir', required=True, help='dataset root in the MAMe layout')
+    p.add_argument('--data-dir', required=True,
+                   help='dataset root in the MAMe layout, or an HDF5 file made from one by '
+                        '"python -m sizeshape_datasets pack"')
     p.add_argument('--subset', default='train', choices=('train', 'val', 'test'))
     p.add_argument('--epochs', type=int, default=3)
     p.add_argument('--batch-size', type=int,
@@ -44,6 +49,17 @@ def parse_args(argv):
     p.add_argument('--strategy', default='auto', choices=('auto', 'default', 'mirrored', 'multi-worker'),
                    help='auto: multi-worker when several tasks are launched (srun -n N, or '
                         'TF_CONFIG), mirrored over several local GPUs, else default')
+    p.add_argument('--precision', default='float32', choices=PRECISIONS,
+                   help='Keras dtype policy (mixed_float16 adds loss scaling); default float32')
+    p.add_argument('--jit-compile', action='store_true',
+                   help='compile the training step with XLA (tf.function(jit_compile=True))')
+    p.add_argument('--input', default='files', choices=('files', 'memory'),
+                   help='files: read and decode every epoch (default); memory: read one epoch '
+                        'before training and replay its batches from memory (the baseline '
+                        'without input-pipeline cost)')
+    p.add_argument('--peak-gflops', type=float,
+                   help='peak GFLOP/s of the devices this run uses, for peak_fraction; '
+                        'default: measured with a matmul before training')
     p.add_argument('--learning-rate', type=float, default=1e-3)
     p.add_argument('--memory-limit-gib', type=float,
                    help='refuse images whose training step would need more; '
@@ -71,6 +87,8 @@ def validate(args):
         raise PayloadError('--crop-size must be between 1 and --image-size')
     if args.memory_limit_gib is not None and args.memory_limit_gib <= 0:
         raise PayloadError('--memory-limit-gib must be positive')
+    if args.peak_gflops is not None and not args.peak_gflops > 0:
+        raise PayloadError(f'--peak-gflops must be positive, got {args.peak_gflops}')
     try:
         args.pixel_budget_px = parse_pixel_budget(args.pixel_budget)
     except ValueError as err:
@@ -95,19 +113,45 @@ def check_memory(args, records, memory_model, limit_bytes):
                 f'lower --pixel-budget or raise --memory-limit-gib')
 
 
+def process_age_s():
+    """Seconds since this process started (from /proc), else None."""
+    try:
+        with open('/proc/self/stat') as f:
+            started_ticks = int(f.read().rsplit(')', 1)[1].split()[19])
+        with open('/proc/uptime') as f:
+            uptime = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(uptime - started_ticks / os.sysconf('SC_CLK_TCK'), 2)
+
+
+def peak(args, step, workers, local_devices):
+    """(peak GFLOP/s of the whole run, where it comes from, seconds spent measuring)."""
+    if args.peak_gflops is not None:
+        return args.peak_gflops, 'option --peak-gflops', 0.0
+    from payload import flops
+    start = time.perf_counter()
+    dtype = COMPUTE_DTYPE[args.precision]
+    local, source = flops.measure_matmul_peak(dtype)
+    total = step.global_sum(local * local_devices, workers)
+    if local_devices > 1 or workers > 1:
+        source += f' x {local_devices} device(s) per worker, summed over {workers} worker(s)'
+    return total, source, time.perf_counter() - start
+
+
 def run(args):
-    from sizeshape_datasets import mame
+    from sizeshape_datasets import hdf5, mame
 
     # Data problems are reported before the seconds that importing TensorFlow takes.
     try:
-        records, class_names = mame.read_mame(args.data_dir, args.subset)
+        records, class_names = hdf5.read_dataset(args.data_dir, args.subset)
     except mame.DatasetError as err:
         raise PayloadError(str(err)) from None
 
     import keras
     import tensorflow as tf
 
-    from payload import data, distribute, models, resources, train
+    from payload import data, distribute, flops, models, resources, train
 
     tf.get_logger().setLevel('ERROR')   # retracing warnings: traces are counted and reported
     strategy, strategy_kind = distribute.make_strategy(args.strategy)   # before any other op
@@ -132,18 +176,44 @@ def run(args):
         return data.hrvs_dataset(shard, args.pixel_budget_px, args.hrvs_batching,
                                  args.batch_size, args.seed + worker)
 
-    dataset = strategy.distribute_datasets_from_function(worker_dataset)
+    memory_input_s = None
+    if args.input == 'memory':
+        start = time.perf_counter()
+        try:
+            replay = data.in_memory(worker_dataset(None))
+        except tf.errors.OpError as err:
+            raise PayloadError(f'reading input: {train.describe_error(err)}') from None
+        memory_input_s = time.perf_counter() - start
+        dataset = strategy.distribute_datasets_from_function(lambda _: replay)
+    else:
+        dataset = strategy.distribute_datasets_from_function(worker_dataset)
     step = train.TrainingStep(strategy, lambda: models.build(args.model, len(class_names)),
-                              args.learning_rate, args.retracing == 'reduced')
+                              args.learning_rate, args.retracing == 'reduced',
+                              args.precision, args.jit_compile)
+    try:
+        peak_gflops, peak_source, peak_measure_s = peak(args, step, workers, local_replicas)
+    except train.WORKER_FAILURES as err:
+        raise PayloadError(f'worker {worker} of {workers}: another worker died or stopped '
+                           f'answering before training ({train.describe_error(err)})') from None
+    setup_s = process_age_s()
     seen_shapes, epochs = set(), []
     for epoch in range(1, args.epochs + 1):
         try:
-            epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes))
+            epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers))
         except train.WORKER_FAILURES as err:
             raise PayloadError(f'worker {worker} of {workers}: another worker died or stopped '
                                f'answering in epoch {epoch} ({train.describe_error(err)})') from None
         emit(EPOCH_TAG, {'worker': worker, **epochs[-1]})
     summary = train.summarise(epochs, seen_shapes, step)
+    summary.update({
+        'peak_gflops': peak_gflops, 'peak_source': peak_source,
+        'peak_fraction': summary['gflops_per_s'] / peak_gflops,
+        'flops_convention': flops.CONVENTION, 'flops_count_s': step.flops.seconds,
+        'peak_measure_s': peak_measure_s, 'setup_s': setup_s,
+        'precision': args.precision, 'jit_compile': args.jit_compile, 'input': args.input,
+        'memory_input_s': memory_input_s,
+        'data_format': 'hdf5' if isinstance(records[0], hdf5.HDF5Record) else 'jpeg',
+    })
     summary.update({
         'worker': worker, 'workers': workers, 'replicas': strategy.num_replicas_in_sync,
         'strategy': strategy_kind, 'variant': args.variant, 'model': args.model,

@@ -3,6 +3,7 @@
 A hand-written loop (not keras.Model.fit) so that tracing, input waiting and
 per-shape costs are each measured where they happen.
 """
+import collections
 import re
 import statistics
 import time
@@ -10,27 +11,44 @@ import time
 import keras
 import tensorflow as tf
 
-from payload import PayloadError, resources
+from payload import PayloadError, flops, resources
 
 # Errors by which TensorFlow reports that another worker died or stopped answering.
 WORKER_FAILURES = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
                    tf.errors.CancelledError, tf.errors.AbortedError)
 # What one step returns, summed over every replica of every worker.
 LOSS_SUM, IMAGES, PIXELS, PROCESSED_PIXELS = range(4)
+PRECISIONS = ('float32', 'mixed_float16', 'mixed_bfloat16')
 
 
 class TrainingStep:
-    """One optimisation step; counts how often TensorFlow traces a new graph."""
+    """One optimisation step; counts how often TensorFlow traces a new graph.
 
-    def __init__(self, strategy, build_model, learning_rate, reduce_retracing):
+    ``precision`` is a Keras dtype policy, set globally before the model is built
+    (the final Dense layer stays float32); mixed_float16 scales the loss with
+    keras' LossScaleOptimizer. ``jit_compile`` compiles each replica's step with
+    XLA (the cross-replica reduction stays outside the compiled function).
+    """
+
+    def __init__(self, strategy, build_model, learning_rate, reduce_retracing,
+                 precision='float32', jit_compile=False):
         self.strategy = strategy
+        keras.mixed_precision.set_global_policy(precision)
         with strategy.scope():
             self.model = build_model()
-            self.optimizer = keras.optimizers.Adam(learning_rate)
+            optimizer = keras.optimizers.Adam(learning_rate)
+            if precision == 'mixed_float16':
+                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+            self.optimizer = optimizer
             self.optimizer.build(self.model.trainable_variables)
+        self.scale_loss = precision == 'mixed_float16'
         self.loss_fn = keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction='none')
+        self.flops = flops.FlopCounter(self.model)
         self.traces = 0
+        self._replica = (tf.function(self._replica_step, jit_compile=True,
+                                     reduce_retracing=reduce_retracing)
+                         if jit_compile else self._replica_step)
         self._step = tf.function(self._global_step, reduce_retracing=reduce_retracing)
 
     def _replica_step(self, images, labels, true_hw):
@@ -38,6 +56,8 @@ class TrainingStep:
         with tf.GradientTape() as tape:
             per_image = self.loss_fn(labels, self.model(images, training=True))
             loss = tf.nn.compute_average_loss(per_image)      # mean over the global batch
+            if self.scale_loss:
+                loss = self.optimizer.scale_loss(loss)
         self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
         shape = tf.cast(tf.shape(images), tf.float64)
         return tf.stack([tf.reduce_sum(tf.cast(per_image, tf.float64)), shape[0],
@@ -46,18 +66,33 @@ class TrainingStep:
 
     def _global_step(self, images, labels, true_hw):
         self.traces += 1          # Python side effects run only while tracing
-        per_replica = self.strategy.run(self._replica_step, args=(images, labels, true_hw))
+        per_replica = self.strategy.run(self._replica, args=(images, labels, true_hw))
         return self.strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
     def __call__(self, images, labels, true_hw):
         return self._step(images, labels, true_hw)
 
+    def global_sum(self, value, workers):
+        """Sum a host number over the workers (one collective); the value itself for one worker."""
+        if workers == 1:
+            return value
+        if not hasattr(self, '_sum'):
+            local = self.strategy.num_replicas_in_sync // workers
 
-def run_epoch(epoch, dataset, step, seen_shapes):
+            @tf.function
+            def total(x):
+                per_replica = self.strategy.run(lambda: x / local)
+                return self.strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+            self._sum = total
+        return float(self._sum(tf.constant(value, tf.float64)))
+
+
+def run_epoch(epoch, dataset, step, seen_shapes, workers=1):
     resources.reset_device_peaks()
     traces_before, shapes_before = step.traces, len(seen_shapes)
     totals = tf.zeros([4], tf.float64)
     steps, input_wait = 0, 0.0
+    step_shapes = collections.Counter()         # FLOPs are counted after the clock stops
     start = time.perf_counter()
     iterator = iter(dataset)
     while True:
@@ -75,19 +110,25 @@ def run_epoch(epoch, dataset, step, seen_shapes):
         local_shapes = [tuple(x.shape[:3]) for x in
                         step.strategy.experimental_local_results(images)]
         seen_shapes.update(local_shapes)
+        step_shapes.update(local_shapes)
         try:
             totals += step(images, labels, true_hw)
         except tf.errors.ResourceExhaustedError:
             raise PayloadError('out of memory training on a batch of shape '
                                f'{"x".join(map(str, local_shapes[0]))}x3') from None
         steps += 1
+    # Releasing the iterator can take a noticeable time (its pipeline shuts down):
+    # it belongs to the epoch, not to the gap between epochs.
+    del iterator
     loss_sum, images, pixels, processed = totals.numpy()   # waits for the last step
     seconds = time.perf_counter() - start
+    gflops = step.global_sum(step.flops.training(step_shapes), workers) / 1e9
     return {
         'epoch': epoch, 'seconds': seconds, 'steps': steps, 'images': int(images),
         'pixels': int(pixels), 'images_per_s': images / seconds,
         'mpx_per_s': pixels / seconds / 1e6,
         'padded_fraction': 1 - pixels / processed if processed else 0.0,
+        'gflops': gflops, 'gflops_per_s': gflops / seconds,
         'loss': loss_sum / max(images, 1), 'input_wait_s': input_wait,
         'new_shapes': len(seen_shapes) - shapes_before,
         'traces': step.traces - traces_before,
@@ -112,6 +153,8 @@ def summarise(epochs, seen_shapes, step):
         'images_per_s': first['images'] / steady,
         'mpx_per_s': first['pixels'] / steady / 1e6,
         'padded_fraction': first['padded_fraction'],
+        'gflops_per_epoch': first['gflops'],
+        'gflops_per_s': statistics.median(e['gflops_per_s'] for e in epochs[1:]),
         'distinct_shapes': len(seen_shapes),
         'traced_graphs': step.traces,
         'input_wait_s': sum(e['input_wait_s'] for e in epochs),

@@ -45,14 +45,20 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     image_size = variable(int, value=256)
     crop_size = variable(int, value=224)
     pixel_budget = variable(str, value='65k')
+    # single trains at batch 1 whatever hrvs_batch_size says; padded and bucketed use it.
     hrvs_batching = variable(str, value='single')
     retracing = variable(str, value='per-shape')
+    precision = variable(str, value='float32')     # float32, mixed_float16, mixed_bfloat16
+    jit_compile = variable(bool, value=False)      # XLA-compile the training step
     # Real MAMe root; default: the partition's extras['mame_root'], else synthetic data.
     data_dir = variable(str, value='')
     subset = variable(str, value='train')
     # Refuse images whose training step would need more (GiB); default: the
     # partition's extras['gpu_memory_gib'] on GPUs, host memory on CPUs.
     memory_limit_gib = variable(float, type(None), value=None)
+    # Scales above 'single' wait for the single run of their variant and report
+    # their throughput against it; false: run them alone, without that number.
+    parallel_efficiency = variable(bool, value=True)
 
     # Filled in by the test itself, for the perflog. The dataset is its path, or
     # the recipe of the synthetic data (whose stage directory ReFrame cleans up).
@@ -73,18 +79,21 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             self.tags.add('smoke')
         self.skip_if(self.model not in self.models,
                      f'{self.model} is opt-in: run with -S models={",".join(self.models + [self.model])}')
-        self.batch_size = self.lrfs_batch_size if self.variant == 'lrfs' else self.hrvs_batch_size
-        if self.scale != 'single':
+        if self.scale != 'single' and self.parallel_efficiency:
             self.depends_on(self.single_scale_name(), udeps.by_env)
 
     def single_scale_name(self):
         cls = type(self)
-        (num,) = cls.get_variant_nums(variant=self.variant, model=self.model,
-                                      device=self.device, scale='single')
+        # Every parameter but the scale, those added by -P (".name") included.
+        same = {name: getattr(self, name) for name in cls.param_space.params if name != 'scale'}
+        (num,) = cls.get_variant_nums(scale='single', **same)
         return cls.variant_name(num)
 
     @run_after('setup')
     def set_layout(self):
+        # Here, not at init: variables given with -P are set by a later init hook.
+        self.batch_size = (self.lrfs_batch_size if self.variant == 'lrfs' else
+                           1 if self.hrvs_batching == 'single' else self.hrvs_batch_size)
         try:
             layout = scaling.layout(self.scale, self.device, self.current_partition)
         except ValueError as err:
@@ -107,7 +116,14 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         opts = ['-m', 'payload', '--variant', self.variant, '--model', self.model,
                 '--data-dir', shlex.quote(data_dir), '--subset', self.subset,
                 '--epochs', str(self.epochs), '--batch-size', str(self.batch_size),
-                '--retracing', self.retracing]
+                '--retracing', self.retracing, '--precision', self.precision]
+        if self.jit_compile:
+            opts += ['--jit-compile']
+        # Peak FLOP/s for peak_fraction: per device (a GPU, or a CPU node) from the
+        # site config, times the devices of this scale; else the payload measures a matmul.
+        peak = partition.extras.get('peak_gflops_per_device')
+        if peak:
+            opts += ['--peak-gflops', str(float(peak) * self.hardware_ratio)]
         if self.variant == 'lrfs':
             opts += ['--image-size', str(self.image_size), '--crop-size', str(self.crop_size)]
         else:
@@ -131,6 +147,9 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         """Images in the subset; called by the sanity check only once the payload succeeded."""
         if self.dataset == self.mame_data.description:
             return self.mame_data.images(self.subset)
+        if os.path.isfile(self.dataset):          # packed by `sizeshape_datasets pack`
+            from sizeshape_datasets import hdf5
+            return hdf5.count(self.dataset, self.subset)
         return count_subset_rows(os.path.join(self.dataset, 'MAMe_dataset.csv'), self.subset)
 
     @sanity_function
@@ -141,6 +160,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
 
     @run_before('performance')
     def set_perf_variables(self):
+        if self.is_dry_run():       # no output to read
+            return
         stdout = os.path.join(self.stagedir, self.job.stdout)   # hooks run outside the stage dir
         self.tensorflow_version = sn.evaluate(payload_log.summary(stdout))['versions']['tensorflow']
 
@@ -158,14 +179,23 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             'input_wait_fraction': value('input_wait_fraction', 'fraction'),
             'distinct_shapes': value('distinct_shapes', 'shapes'),
             'traced_graphs': value('traced_graphs', 'graphs'),
+            'padded_fraction': value('padded_fraction', 'fraction'),   # 0 on LR&FS
+            'achieved_gflops': value('gflops_per_s', 'GFLOP/s'),
+            'peak_fraction': value('peak_fraction', 'fraction'),
         }
         if self.device == 'gpu':
             self.perf_variables['device_peak_memory'] = value('device_peak_bytes', 'MiB', MIB)
-        if self.scale != 'single':
+        # Every record of a partition's perflog has the same fields: the single
+        # scale is its own baseline (efficiency 1), no baseline gives no number.
+        if self.scale == 'single':
+            efficiency = sn.defer(1.0)
+        elif self.parallel_efficiency:
             single = self.getdep(self.single_scale_name())
             single_throughput = sn.evaluate(payload_log.summary_value(
                 os.path.join(single.stagedir, single.job.stdout), 'images_per_s'))
-            self.perf_variables['parallel_efficiency'] = sn.make_performance_function(
-                payload_log.summary_value(self.stdout, 'images_per_s',
-                                          1 / (single_throughput * self.hardware_ratio)),
-                'fraction')
+            efficiency = payload_log.summary_value(
+                self.stdout, 'images_per_s', 1 / (single_throughput * self.hardware_ratio))
+        else:
+            efficiency = sn.defer(float('nan'))
+        self.perf_variables['parallel_efficiency'] = sn.make_performance_function(
+            efficiency, 'fraction')

@@ -1,0 +1,196 @@
+"""A MAMe-layout dataset packed into one HDF5 file, for parallel filesystems.
+
+Thousands of small JPEG files cost a metadata operation each on Lustre or GPFS;
+one HDF5 file costs one open. ``python -m sizeshape_datasets pack ROOT --out FILE.h5``
+stores, per subset (group ``/train``, ``/val``, ``/test``, those with images):
+
+- ``jpeg``: the encoded JPEG bytes of each image, unchanged (variable-length uint8),
+  so that training decodes exactly what it would decode from the files;
+- ``label`` (int32), ``width`` and ``height`` (int32, from the JPEG headers);
+- ``file``: the image's file name in the MAMe layout (``Image file``);
+
+and, as attributes of the root, ``class_names`` (in label order), ``format``
+(``FORMAT``), ``format_version`` and ``source`` (the root it was packed from).
+
+The images are validated (headers, end-of-image marker) while packing, as the
+JPEG reader does; the file is written to a temporary sibling and renamed into
+place, and an existing file is never overwritten.
+"""
+import dataclasses
+import os
+import tempfile
+
+import numpy as np
+
+from sizeshape_datasets import mame
+
+FORMAT = 'size-shape-bench MAMe pack'
+FORMAT_VERSION = 1
+DATASETS = ('jpeg', 'label', 'width', 'height', 'file')
+HDF5_SUFFIXES = ('.h5', '.hdf5')
+
+
+@dataclasses.dataclass(frozen=True)
+class HDF5Record(mame.ImageRecord):
+    """An image stored in a packed file: ``path`` names it for messages, ``index`` finds it."""
+    file: str = ''
+    subset: str = ''
+    index: int = -1
+
+
+def _h5py():
+    try:
+        import h5py
+    except ImportError:
+        raise mame.DatasetError('reading or writing HDF5 needs h5py: pip install h5py') from None
+    return h5py
+
+
+def subsets_of(root):
+    """The subsets the metadata of ``root`` lists images for, in SUBSETS order."""
+    mame.check_root(root)
+    listed = {row['Subset'] for row in mame.read_metadata(root)}
+    return [s for s in mame.SUBSETS if s in listed]
+
+
+def pack(root, out, subsets=None):
+    """Pack the MAMe-layout dataset at ``root`` into the HDF5 file ``out`` (must not exist).
+
+    Returns {subset: images packed}.
+    """
+    h5py = _h5py()
+    if os.path.exists(out):
+        raise FileExistsError(f'{out!r} already exists; refusing to overwrite it')
+    subsets = subsets or subsets_of(root)
+    if not subsets:
+        raise mame.DatasetError(f'no images listed in {os.path.join(root, mame.METADATA_FILE)!r}')
+    parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix='.partial-', suffix='.h5', dir=parent)
+    os.close(fd)
+    counts = {}
+    try:
+        with h5py.File(tmp, 'w') as f:
+            class_names = None
+            for subset in subsets:
+                records, names = mame.read_mame(root, subset)
+                class_names = names
+                group = f.create_group(subset)
+                jpeg = group.create_dataset('jpeg', (len(records),),
+                                            dtype=h5py.vlen_dtype(np.uint8))
+                for i, record in enumerate(records):
+                    with open(record.path, 'rb') as image:
+                        jpeg[i] = np.frombuffer(image.read(), dtype=np.uint8)
+                group.create_dataset('label', data=np.array([r.label for r in records], np.int32))
+                group.create_dataset('width', data=np.array([r.width for r in records], np.int32))
+                group.create_dataset('height', data=np.array([r.height for r in records], np.int32))
+                group.create_dataset('file', data=[os.path.basename(r.path) for r in records],
+                                     dtype=h5py.string_dtype())
+                counts[subset] = len(records)
+            f.attrs['class_names'] = np.array(class_names, dtype=h5py.string_dtype())
+            f.attrs['format'] = FORMAT
+            f.attrs['format_version'] = FORMAT_VERSION
+            f.attrs['source'] = os.path.abspath(root)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)        # mkstemp made it private to its owner
+        os.rename(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return counts
+
+
+def is_hdf5(path):
+    """True if ``path`` is a file with the HDF5 signature (whatever its extension)."""
+    return os.path.isfile(path) and _h5py().is_hdf5(path)
+
+
+def open_file(path):
+    """Open a packed file read-only, without HDF5 file locking (often unsupported or
+    slow on parallel filesystems; the file is never written after packing)."""
+    h5py = _h5py()
+    try:
+        return h5py.File(path, 'r', locking=False)
+    except TypeError:             # h5py < 3.5 has no locking argument
+        return h5py.File(path, 'r')
+
+
+def _check(f, path, subset):
+    if f.attrs.get('format') != FORMAT:
+        raise mame.DatasetError(f'{path!r} is an HDF5 file but not one made by '
+                                '"python -m sizeshape_datasets pack" (no format attribute '
+                                f'{FORMAT!r})')
+    if subset not in f:
+        present = [s for s in mame.SUBSETS if s in f]
+        raise mame.DatasetError(f'{path!r} has no {subset!r} images (subsets: {present})')
+    group = f[subset]
+    missing = [d for d in DATASETS if d not in group]
+    if missing:
+        raise mame.DatasetError(f'{path!r}: subset {subset!r} lacks the datasets {missing}')
+    lengths = {d: len(group[d]) for d in DATASETS}
+    if len(set(lengths.values())) != 1:
+        raise mame.DatasetError(f'{path!r}: subset {subset!r} has datasets of different '
+                                f'lengths {lengths}')
+    if 'class_names' not in f.attrs:
+        raise mame.DatasetError(f'{path!r} lacks the class_names attribute')
+
+
+def read_hdf5(path, subset='train'):
+    """Return (records of ``subset``, class names ordered by label index), like mame.read_mame."""
+    if subset not in mame.SUBSETS:
+        raise mame.DatasetError(f'unknown subset {subset!r}; choose from {mame.SUBSETS}')
+    if not os.path.exists(path):
+        raise mame.DatasetError(f'HDF5 file {path!r} does not exist')
+    if not is_hdf5(path):
+        raise mame.DatasetError(f'{path!r} is a file but not an HDF5 file; --data-dir takes '
+                                'a MAMe-layout directory or a file made by '
+                                '"python -m sizeshape_datasets pack"')
+    try:
+        with open_file(path) as f:
+            _check(f, path, subset)
+            names = [n.decode() if isinstance(n, bytes) else str(n)
+                     for n in f.attrs['class_names']]
+            group = f[subset]
+            labels, widths, heights = (group[d][()] for d in ('label', 'width', 'height'))
+            files = group['file'].asstr()[()]
+    except OSError as err:
+        raise mame.DatasetError(f'cannot read HDF5 file {path!r}: {err}') from None
+    if len(labels) == 0:
+        raise mame.DatasetError(f'{path!r} has no {subset!r} images')
+    if labels.min() < 0 or labels.max() >= len(names):
+        raise mame.DatasetError(f'{path!r}: labels outside 0..{len(names) - 1}')
+    records = [HDF5Record(f'{path}:{subset}/{name}', int(label), int(width), int(height),
+                          file=path, subset=subset, index=i)
+               for i, (name, label, width, height) in enumerate(zip(files, labels, widths, heights))]
+    return records, names
+
+
+def read_dataset(location, subset='train'):
+    """Records and class names from a MAMe-layout directory or a packed HDF5 file."""
+    if os.path.isfile(location) or (not os.path.exists(location)
+                                    and location.lower().endswith(HDF5_SUFFIXES)):
+        return read_hdf5(location, subset)
+    return mame.read_mame(location, subset)
+
+
+def count(path, subset):
+    """Images of ``subset`` in a packed file (0 if it has none)."""
+    with open_file(path) as f:
+        return len(f[subset]['label']) if subset in f else 0
+
+
+class Reader:
+    """Reads one image's bytes by index; one open file per process and path, shared by
+    the input pipeline's threads (h5py serialises calls into the HDF5 library)."""
+
+    _files = {}
+
+    @classmethod
+    def read(cls, path, subset, index):
+        key = (path, os.getpid())
+        f = cls._files.get(key)
+        if f is None:
+            f = cls._files[key] = open_file(path)
+        return f[subset]['jpeg'][index].tobytes()

@@ -1,0 +1,33 @@
+"""benchmarks/run.py at a tiny size: it runs and prints every table (its targets are not
+checked here: the benchmark is run by hand, on a quiet machine)."""
+import json
+import os
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def test_tiny_benchmark_prints_every_table(tmp_path):
+    out = tmp_path / 'runs.json'
+    proc = subprocess.run(
+        [sys.executable, os.path.join(REPO, 'benchmarks', 'run.py'),
+         '--lrfs-model', 'smallcnn', '--lrfs-images', '8', '--lrfs-batch-size', '4',
+         '--image-size', '64', '--crop-size', '56', '--repeats', '2', '--memory-repeats', '1',
+         '--hdf5-repeats', '1', '--hrvs-images-per-class', '1', '--pixel-budget', '2k',
+         '--epochs', '2', '--peak-gflops', '100', '--json', str(out)],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for heading in ('### 1. Input pipeline', '### 2. HR&VS strategies', '### 3. Fidelity',
+                    '### 4. Spread over 2 repeats'):
+        assert heading in proc.stdout
+    assert 'JPEG files / in memory throughput' in proc.stdout
+    assert 'HDF5 file / in memory throughput' in proc.stdout
+    for strategy in ('single', 'padded', 'bucketed'):
+        assert f'| {strategy} |' in proc.stdout
+    runs = json.loads(out.read_text())
+    assert [len(runs[k]) for k in ('jpeg', 'memory', 'hdf5', 'hrvs')] == [2, 1, 1, 3]
+    assert runs['hdf5'][0]['summary']['data_format'] == 'hdf5'
+    assert runs['memory'][0]['summary']['input'] == 'memory'
+    for run in (r for rs in runs.values() for r in rs):
+        assert len(run['arrivals']) == 2            # one arrival time per epoch line
