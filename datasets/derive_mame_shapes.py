@@ -8,7 +8,6 @@ is committed so that the project works without the MAMe metadata at hand.
 import argparse
 import collections
 import csv
-import math
 import os
 import sys
 

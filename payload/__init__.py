@@ -5,5 +5,8 @@ for the options and the output contract (``SSB-EPOCH`` / ``SSB-SUMMARY`` lines).
 """
 
 
+MODELS = ('smallcnn', 'resnet50', 'vgg16')
+
+
 class PayloadError(Exception):
     """A failure the user can act on; printed as one ``error: ...`` line."""

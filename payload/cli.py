@@ -5,13 +5,12 @@ import os
 import sys
 import time
 
-from payload import PayloadError
+from payload import MODELS, PayloadError
 from payload.shapes import parse_pixel_budget
 
 VARIANTS = ('lrfs', 'hrvs')
-MODELS = ('smallcnn', 'resnet50', 'vgg16')   # payload.models.MODELS, without importing Keras
 HRVS_BATCHING = ('single', 'padded', 'bucketed')
-PRECISIONS = ('float32', 'mixed_float16', 'mixed_bfloat16')   # payload.train.PRECISIONS
+PRECISIONS = ('float32', 'mixed_float16', 'mixed_bfloat16')
 COMPUTE_DTYPE = {'float32': 'float32', 'mixed_float16': 'float16', 'mixed_bfloat16': 'bfloat16'}
 EPOCH_TAG = 'SSB-EPOCH'
 SUMMARY_TAG = 'SSB-SUMMARY'
@@ -139,6 +138,12 @@ def peak(args, step, workers, local_devices):
     return total, source, time.perf_counter() - start
 
 
+def worker_died(worker, workers, when, err):
+    from payload import train
+    return PayloadError(f'worker {worker} of {workers}: another worker died or stopped '
+                        f'answering {when} ({train.describe_error(err)})')
+
+
 def run(args):
     from sizeshape_datasets import hdf5, mame
 
@@ -193,16 +198,14 @@ def run(args):
     try:
         peak_gflops, peak_source, peak_measure_s = peak(args, step, workers, local_replicas)
     except train.WORKER_FAILURES as err:
-        raise PayloadError(f'worker {worker} of {workers}: another worker died or stopped '
-                           f'answering before training ({train.describe_error(err)})') from None
+        raise worker_died(worker, workers, 'before training', err) from None
     setup_s = process_age_s()
     seen_shapes, epochs = set(), []
     for epoch in range(1, args.epochs + 1):
         try:
             epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers))
         except train.WORKER_FAILURES as err:
-            raise PayloadError(f'worker {worker} of {workers}: another worker died or stopped '
-                               f'answering in epoch {epoch} ({train.describe_error(err)})') from None
+            raise worker_died(worker, workers, f'in epoch {epoch}', err) from None
         emit(EPOCH_TAG, {'worker': worker, **epochs[-1]})
     summary = train.summarise(epochs, seen_shapes, step)
     summary.update({
@@ -213,8 +216,6 @@ def run(args):
         'precision': args.precision, 'jit_compile': args.jit_compile, 'input': args.input,
         'memory_input_s': memory_input_s,
         'data_format': 'hdf5' if isinstance(records[0], hdf5.HDF5Record) else 'jpeg',
-    })
-    summary.update({
         'worker': worker, 'workers': workers, 'replicas': strategy.num_replicas_in_sync,
         'strategy': strategy_kind, 'variant': args.variant, 'model': args.model,
         'batch_size': args.batch_size, 'global_batch_size': args.batch_size * strategy.num_replicas_in_sync,

@@ -13,7 +13,6 @@ from payload import shapes
 from sizeshape_datasets import hdf5
 
 AUTOTUNE = tf.data.AUTOTUNE
-HRVS_BATCHING = ('single', 'padded', 'bucketed')
 
 
 def _reader(records):

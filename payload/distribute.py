@@ -13,7 +13,6 @@ import tensorflow as tf
 
 from payload import PayloadError
 
-STRATEGIES = ('auto', 'default', 'mirrored', 'multi-worker')
 # Workers of one job listen on port_base + local task index; deriving the base from
 # the job id keeps concurrent jobs on one node from taking each other's ports.
 PORT_RANGE_START, PORT_RANGE_SLOTS, PORTS_PER_SLOT = 20000, 4000, 10

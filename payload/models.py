@@ -3,7 +3,8 @@ import math
 
 import keras
 
-MODELS = ('smallcnn', 'resnet50', 'vgg16')
+from payload import MODELS
+
 # Reference input side used to measure a model's activation size per pixel.
 REFERENCE_SIDE = 224
 

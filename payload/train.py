@@ -18,7 +18,6 @@ WORKER_FAILURES = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
                    tf.errors.CancelledError, tf.errors.AbortedError)
 # What one step returns, summed over every replica of every worker.
 LOSS_SUM, IMAGES, PIXELS, PROCESSED_PIXELS = range(4)
-PRECISIONS = ('float32', 'mixed_float16', 'mixed_bfloat16')
 
 
 class TrainingStep:

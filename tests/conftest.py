@@ -7,6 +7,7 @@ import pytest
 from sizeshape_datasets import synthetic
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CI_CONFIG = os.path.join(REPO, 'site_configs', 'ci.py')
 
 
 def make_dataset(path, images_per_class=1, **kwargs):
@@ -31,3 +32,17 @@ def payload_error(proc):
     errors = [line for line in proc.stderr.splitlines() if line.startswith('error: ')]
     assert len(errors) == 1, proc.stderr
     return errors[0]
+
+
+@pytest.fixture(scope='session')
+def slurm():
+    try:
+        ok = all(subprocess.run(cmd, capture_output=True, timeout=30).returncode == 0
+                 for cmd in (['sinfo', '-h'], ['sacct', '-a', '-n', '-X']))
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok:
+        message = 'no Slurm cluster with accounting here (start one with .ci/cluster/start)'
+        if os.environ.get('SSB_REQUIRE_SLURM') == '1':
+            pytest.fail(message)
+        pytest.skip(message)

@@ -16,9 +16,8 @@ import sys
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import CI_CONFIG, REPO
 from reframe_runs import read_perflog, run_reframe
-from test_slurm_cluster import CI_CONFIG, slurm  # noqa: F401  (fixture)
 
 SELECT = ['-n', 'variant=lrfs.*scale=single', '--exec-policy=serial']
 SYSTEMS = {'generic': ('generic', 'default', None), 'ci': ('ci', 'cpu', CI_CONFIG)}

@@ -1,7 +1,6 @@
 """End to end: ``reframe -c reframe_tests -r`` on ReFrame's builtin generic system."""
 import glob
 import os
-import shutil
 
 import pytest
 import tensorflow as tf

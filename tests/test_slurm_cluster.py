@@ -13,24 +13,9 @@ import time
 
 import pytest
 
-from conftest import REPO
+from conftest import CI_CONFIG, REPO
 from reframe_runs import REFRAME, read_perflog, run_reframe
 
-CI_CONFIG = os.path.join(REPO, 'site_configs', 'ci.py')
-
-
-@pytest.fixture(scope='module')
-def slurm():
-    try:
-        ok = all(subprocess.run(cmd, capture_output=True, timeout=30).returncode == 0
-                 for cmd in (['sinfo', '-h'], ['sacct', '-a', '-n', '-X']))
-    except (OSError, subprocess.TimeoutExpired):
-        ok = False
-    if not ok:
-        message = 'no Slurm cluster with accounting here (start one with .ci/cluster/start)'
-        if os.environ.get('SSB_REQUIRE_SLURM') == '1':
-            pytest.fail(message)
-        pytest.skip(message)
 
 
 def cluster_env(tmp_path):
