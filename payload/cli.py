@@ -13,6 +13,7 @@ HRVS_BATCHING = ('single', 'padded', 'bucketed')
 PRECISIONS = ('float32', 'mixed_float16', 'mixed_bfloat16')
 COMPUTE_DTYPE = {'float32': 'float32', 'mixed_float16': 'float16', 'mixed_bfloat16': 'bfloat16'}
 EPOCH_TAG = 'SSB-EPOCH'
+WORKER_RECORDS_PREFIX = 'ssb-worker-'
 SUMMARY_TAG = 'SSB-SUMMARY'
 
 
@@ -59,6 +60,9 @@ def parse_args(argv):
     p.add_argument('--peak-gflops', type=float,
                    help='peak GFLOP/s of the devices this run uses, for peak_fraction; '
                         'default: measured with a matmul before training')
+    p.add_argument('--worker-records-dir', default='.',
+                   help='multi-worker runs: workers other than 0 write their SSB lines to '
+                        'ssb-worker-<index>.log here (default: the working directory)')
     p.add_argument('--learning-rate', type=float, default=1e-3)
     p.add_argument('--memory-limit-gib', type=float,
                    help='refuse images whose training step would need more; '
@@ -94,8 +98,19 @@ def validate(args):
         raise PayloadError(str(err)) from None
 
 
-def emit(tag, record):
-    print(f'{tag} {json.dumps(record, sort_keys=True)}', flush=True)
+def emit(tag, record, stream=None):
+    print(f'{tag} {json.dumps(record, sort_keys=True)}', file=stream or sys.stdout, flush=True)
+
+
+def worker_records(args, worker):
+    """Where this worker's SSB lines go: stdout for worker 0, a file of its own for the others.
+
+    Launchers forward the tasks' output in chunks (Slurm: 1 KiB), so long lines of
+    several workers sharing one stdout get interleaved mid-line.
+    """
+    if worker == 0:
+        return sys.stdout
+    return open(os.path.join(args.worker_records_dir, f'{WORKER_RECORDS_PREFIX}{worker}.log'), 'w')
 
 
 def check_memory(args, records, memory_model, limit_bytes):
@@ -200,13 +215,14 @@ def run(args):
     except train.WORKER_FAILURES as err:
         raise worker_died(worker, workers, 'before training', err) from None
     setup_s = process_age_s()
+    out = worker_records(args, worker)
     seen_shapes, epochs = set(), []
     for epoch in range(1, args.epochs + 1):
         try:
             epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers))
         except train.WORKER_FAILURES as err:
             raise worker_died(worker, workers, f'in epoch {epoch}', err) from None
-        emit(EPOCH_TAG, {'worker': worker, **epochs[-1]})
+        emit(EPOCH_TAG, {'worker': worker, **epochs[-1]}, out)
     summary = train.summarise(epochs, seen_shapes, step)
     summary.update({
         'peak_gflops': peak_gflops, 'peak_source': peak_source,
@@ -231,7 +247,7 @@ def run(args):
         'device_memory': None if resources.gpus() else resources.DEVICE_MEMORY_ON_CPU,
         'devices': resources.device_names(), 'versions': resources.versions(),
     })
-    emit(SUMMARY_TAG, summary)
+    emit(SUMMARY_TAG, summary, out)
 
 
 def main(argv=None):

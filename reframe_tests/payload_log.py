@@ -2,9 +2,13 @@
 
 The payload prints ``SSB-EPOCH {json}`` once per epoch and ``SSB-SUMMARY {json}``
 once at the end; failures it can name are one ``error: ...`` line on stderr.
+In multi-worker runs worker 0 prints to stdout and worker N to ``ssb-worker-N.log``
+in the job's working directory.
 """
+import glob
 import json
 import math
+import os
 
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
@@ -14,15 +18,25 @@ SUMMARY_PATTERN = r'^SSB-SUMMARY (\{.*\})\s*$'
 ERROR_PATTERN = r'^error: .*$'
 
 
+def record_files(stdout):
+    """stdout (worker 0) and the ssb-worker-<index>.log files of the other workers beside it."""
+    return [stdout] + sorted(glob.glob(os.path.join(os.path.dirname(stdout), 'ssb-worker-*.log')))
+
+
+def extract_records(pattern, stdout):
+    return [r for path in record_files(stdout)
+            for r in sn.evaluate(sn.extractall(pattern, path, 1, json.loads))]
+
+
 @sn.deferrable
 def epochs(stdout):
-    return list(sn.extractall(EPOCH_PATTERN, stdout, 1, json.loads))
+    return extract_records(EPOCH_PATTERN, stdout)
 
 
 @sn.deferrable
 def summaries(stdout):
     """Every worker's summary, by worker index."""
-    return {s['worker']: s for s in sn.extractall(SUMMARY_PATTERN, stdout, 1, json.loads)}
+    return {s['worker']: s for s in extract_records(SUMMARY_PATTERN, stdout)}
 
 
 @sn.deferrable

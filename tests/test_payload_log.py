@@ -45,12 +45,12 @@ def test_complete_log_passes(log):
     assert sn.evaluate(payload_log.summary_value(out, 'host_peak_rss_bytes', 2**-20)) == 1024
 
 
-def test_two_workers_interleaved(log):
-    lines = []
-    for n in (1, 2, 3):
-        lines += [epoch(n, images=28, steps=14, worker=1), epoch(n, images=28, steps=14)]
-    lines += [summary(1, left_out=1, steps=14), summary(0, left_out=1, steps=14)]
-    out, err = log(lines)
+def test_two_workers_each_with_its_records(log, tmp_path):
+    out, err = log([epoch(n, images=28, steps=14) for n in (1, 2, 3)] +
+                   [summary(0, left_out=1, steps=14)])
+    (tmp_path / 'ssb-worker-1.log').write_text('\n'.join(
+        [epoch(n, images=28, steps=14, worker=1) for n in (1, 2, 3)] +
+        [summary(1, left_out=1, steps=14)]) + '\n')
     assert check(out, err, workers=2)
     assert sn.evaluate(payload_log.summary(out))['worker'] == 0
 

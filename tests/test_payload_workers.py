@@ -22,14 +22,16 @@ def free_ports(n):
     return ports
 
 
-def start_workers(data_dir, *args, workers=2):
+def start_workers(data_dir, records_dir, *args, workers=2):
+    """Workers on loopback; worker N > 0 writes its SSB lines to records_dir/ssb-worker-N.log."""
     hosts = [f'localhost:{p}' for p in free_ports(workers)]
     procs = []
     for index in range(workers):
         env = dict(os.environ, TF_CONFIG=json.dumps(
             {'cluster': {'worker': hosts}, 'task': {'type': 'worker', 'index': index}}))
         procs.append(subprocess.Popen(
-            [sys.executable, '-m', 'payload', '--data-dir', str(data_dir), *map(str, args)],
+            [sys.executable, '-m', 'payload', '--data-dir', str(data_dir),
+             '--worker-records-dir', str(records_dir), *map(str, args)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO))
     return procs
 
@@ -42,13 +44,15 @@ def lines(text, tag):
 @pytest.mark.parametrize('variant, extra', [('lrfs', ['--batch-size', '4', '--image-size', '64',
                                                       '--crop-size', '56']),
                                             ('hrvs', ['--pixel-budget', '4k'])])
-def test_two_workers_train_in_step(tiny_dataset, variant, extra):
-    procs = start_workers(tiny_dataset, '--variant', variant, '--epochs', '2', *extra)
+def test_two_workers_train_in_step(tiny_dataset, tmp_path, variant, extra):
+    procs = start_workers(tiny_dataset, tmp_path, '--variant', variant, '--epochs', '2', *extra)
     outputs = [p.communicate(timeout=300) for p in procs]
     for proc, (out, err) in zip(procs, outputs):
         assert proc.returncode == 0, err[-3000:]
-    summaries = [lines(out, 'SSB-SUMMARY')[0] for out, _ in outputs]
-    epochs = [lines(out, 'SSB-EPOCH') for out, _ in outputs]
+    assert not lines(outputs[1][0], 'SSB-EPOCH')           # worker 1 keeps off stdout
+    texts = [outputs[0][0], (tmp_path / 'ssb-worker-1.log').read_text()]
+    summaries = [lines(text, 'SSB-SUMMARY')[0] for text in texts]
+    epochs = [lines(text, 'SSB-EPOCH') for text in texts]
     assert [s['worker'] for s in summaries] == [0, 1]
     for s in summaries:
         assert s['strategy'] == 'multi-worker' and s['workers'] == 2 and s['replicas'] == 2
@@ -63,13 +67,16 @@ def test_two_workers_train_in_step(tiny_dataset, variant, extra):
         assert all(10 <= s['distinct_shapes'] <= 14 for s in summaries)
 
 
-def test_dead_worker_fails_the_other_quickly(tiny_dataset):
-    procs = start_workers(tiny_dataset, '--variant', 'hrvs', '--pixel-budget', '4k',
+def test_dead_worker_fails_the_other_quickly(tiny_dataset, tmp_path):
+    procs = start_workers(tiny_dataset, tmp_path, '--variant', 'hrvs', '--pixel-budget', '4k',
                           '--epochs', '200')
     survivor, victim = procs
     deadline = time.monotonic() + 180
-    while 'SSB-EPOCH' not in (line := victim.stdout.readline()):
-        assert line and time.monotonic() < deadline, 'worker 1 never finished an epoch'
+    records = tmp_path / 'ssb-worker-1.log'
+    while not (records.exists() and 'SSB-EPOCH' in records.read_text()):
+        assert victim.poll() is None and time.monotonic() < deadline, \
+            'worker 1 never finished an epoch'
+        time.sleep(0.2)
     victim.send_signal(signal.SIGKILL)
     killed = time.monotonic()
     out, err = survivor.communicate(timeout=120)

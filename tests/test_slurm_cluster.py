@@ -103,8 +103,9 @@ def test_killed_worker_fails_the_job_with_a_reason(slurm, tmp_path):
         while not victims:     # kill worker 1 once it has finished an epoch
             assert rfm.poll() is None and time.monotonic() < deadline, 'the 2-worker job never ran'
             time.sleep(1)
-            outputs = glob.glob(str(tmp_path / 'stage/ci/cpu/tensorflow/TrainingTest_*/rfm_job.out'))
-            if any('"worker": 1}' in open(o).read() for o in outputs):
+            records = glob.glob(str(tmp_path / 'stage/ci/cpu/tensorflow/TrainingTest_*/'
+                                    'ssb-worker-1.log'))
+            if any('SSB-EPOCH' in open(r).read() for r in records):
                 victims = worker_pids(1)
         for pid in victims:
             os.kill(pid, signal.SIGKILL)
