@@ -5,28 +5,33 @@ one HDF5 file costs one open. ``python -m sizeshape_datasets pack ROOT --out FIL
 stores, per subset (group ``/train``, ``/val``, ``/test``, those with images):
 
 - ``jpeg``: the encoded JPEG bytes of each image, unchanged (variable-length uint8),
-  so that training decodes exactly what it would decode from the files;
-- ``label`` (int32), ``width`` and ``height`` (int32, from the JPEG headers);
+  so that training decodes exactly what it would decode from the files; or, in a
+  file made by ``prepare`` (prepare.py), ``pixels``: each image decoded and resized
+  once to its training resolution (uint8, row-major height x width x 3);
+- ``label`` (int32), ``width`` and ``height`` (int32, from the JPEG headers, or the
+  prepared shape);
 - ``file``: the image's file name in the MAMe layout (``Image file``);
 
 and, as attributes of the root, ``class_names`` (in label order), ``format``
-(``FORMAT``), ``format_version`` and ``source`` (the root it was packed from).
+(``FORMAT``), ``format_version``, ``source`` (the root it was packed from) and, in a
+prepared file, ``prepared`` (JSON: the variant and resolution it was prepared for).
 
 The images are validated (headers, end-of-image marker) while packing, as the
 JPEG reader does; the file is written to a temporary sibling and renamed into
 place, and an existing file is never overwritten.
 """
 import dataclasses
+import json
 import os
-import tempfile
 
 import numpy as np
 
-from sizeshape_datasets import mame
+from sizeshape_datasets import atomic, mame
 
 FORMAT = 'size-shape-bench MAMe pack'
 FORMAT_VERSION = 1
-DATASETS = ('jpeg', 'label', 'width', 'height', 'file')
+COLUMNS = ('label', 'width', 'height', 'file')
+ENCODED, PREPARED = 'jpeg', 'pixels'        # the image bytes: as packed, or as prepared
 HDF5_SUFFIXES = ('.h5', '.hdf5')
 
 
@@ -36,6 +41,18 @@ class HDF5Record(mame.ImageRecord):
     file: str = ''
     subset: str = ''
     index: int = -1
+    column: str = ENCODED
+    prepared: str = ''        # the file's ``prepared`` attribute (JSON), if it has one
+
+
+def is_prepared(records):
+    """True if ``records`` come from a prepared file (pixels at training resolution)."""
+    return isinstance(records[0], HDF5Record) and records[0].column == PREPARED
+
+
+def prepared_for(records):
+    """What a prepared file was prepared for (dict), or None for other records."""
+    return json.loads(records[0].prepared) if is_prepared(records) else None
 
 
 def _h5py():
@@ -49,7 +66,7 @@ def _h5py():
 def subsets_of(root):
     """The subsets the metadata of ``root`` lists images for, in SUBSETS order."""
     mame.check_root(root)
-    listed = {row['Subset'] for row in mame.read_metadata(root)}
+    listed = {row.subset for row in mame.read_metadata(root)}
     return [s for s in mame.SUBSETS if s in listed]
 
 
@@ -59,47 +76,42 @@ def pack(root, out, subsets=None):
     Returns {subset: images packed}.
     """
     h5py = _h5py()
-    if os.path.exists(out):
-        raise FileExistsError(f'{out!r} already exists; refusing to overwrite it')
     subsets = subsets or subsets_of(root)
     if not subsets:
         raise mame.DatasetError(f'no images listed in {os.path.join(root, mame.METADATA_FILE)!r}')
-    parent = os.path.dirname(os.path.abspath(out))
-    os.makedirs(parent, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix='.partial-', suffix='.h5', dir=parent)
-    os.close(fd)
     counts = {}
-    try:
-        with h5py.File(tmp, 'w') as f:
-            class_names = None
-            for subset in subsets:
-                records, names = mame.read_mame(root, subset)
-                class_names = names
-                group = f.create_group(subset)
-                jpeg = group.create_dataset('jpeg', (len(records),),
-                                            dtype=h5py.vlen_dtype(np.uint8))
-                for i, record in enumerate(records):
-                    with open(record.path, 'rb') as image:
-                        jpeg[i] = np.frombuffer(image.read(), dtype=np.uint8)
-                group.create_dataset('label', data=np.array([r.label for r in records], np.int32))
-                group.create_dataset('width', data=np.array([r.width for r in records], np.int32))
-                group.create_dataset('height', data=np.array([r.height for r in records], np.int32))
-                group.create_dataset('file', data=[os.path.basename(r.path) for r in records],
-                                     dtype=h5py.string_dtype())
-                counts[subset] = len(records)
-            f.attrs['class_names'] = np.array(class_names, dtype=h5py.string_dtype())
-            f.attrs['format'] = FORMAT
-            f.attrs['format_version'] = FORMAT_VERSION
-            f.attrs['source'] = os.path.abspath(root)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)        # mkstemp made it private to its owner
-        os.rename(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with atomic.file(out, suffix='.h5') as tmp, h5py.File(tmp, 'w') as f:
+        class_names = None
+        for subset in subsets:
+            records, names = mame.read_mame(root, subset)
+            class_names = names
+            group = f.create_group(subset)
+            jpeg = group.create_dataset('jpeg', (len(records),),
+                                        dtype=h5py.vlen_dtype(np.uint8))
+            for i, record in enumerate(records):
+                with open(record.path, 'rb') as image:
+                    jpeg[i] = np.frombuffer(image.read(), dtype=np.uint8)
+            write_columns(group, records, [os.path.basename(r.path) for r in records])
+            counts[subset] = len(records)
+        write_attributes(f, class_names, os.path.abspath(root))
     return counts
+
+
+def write_columns(group, records, files):
+    """The per-image columns but the image bytes, as ``read_hdf5`` reads them back."""
+    group.create_dataset('label', data=np.array([r.label for r in records], np.int32))
+    group.create_dataset('width', data=np.array([r.width for r in records], np.int32))
+    group.create_dataset('height', data=np.array([r.height for r in records], np.int32))
+    group.create_dataset('file', data=files, dtype=_h5py().string_dtype())
+
+
+def write_attributes(f, class_names, source, prepared=None):
+    f.attrs['class_names'] = np.array(class_names, dtype=_h5py().string_dtype())
+    f.attrs['format'] = FORMAT
+    f.attrs['format_version'] = FORMAT_VERSION
+    f.attrs['source'] = source
+    if prepared is not None:
+        f.attrs['prepared'] = json.dumps(prepared, sort_keys=True)
 
 
 def is_hdf5(path):
@@ -126,10 +138,11 @@ def _check(f, path, subset):
         present = [s for s in mame.SUBSETS if s in f]
         raise mame.DatasetError(f'{path!r} has no {subset!r} images (subsets: {present})')
     group = f[subset]
-    missing = [d for d in DATASETS if d not in group]
+    datasets = (PREPARED if 'prepared' in f.attrs else ENCODED,) + COLUMNS
+    missing = [d for d in datasets if d not in group]
     if missing:
         raise mame.DatasetError(f'{path!r}: subset {subset!r} lacks the datasets {missing}')
-    lengths = {d: len(group[d]) for d in DATASETS}
+    lengths = {d: len(group[d]) for d in datasets}
     if len(set(lengths.values())) != 1:
         raise mame.DatasetError(f'{path!r}: subset {subset!r} has datasets of different '
                                 f'lengths {lengths}')
@@ -155,6 +168,7 @@ def read_hdf5(path, subset='train'):
             group = f[subset]
             labels, widths, heights = (group[d][()] for d in ('label', 'width', 'height'))
             files = group['file'].asstr()[()]
+            prepared = f.attrs.get('prepared', '')
     except OSError as err:
         raise mame.DatasetError(f'cannot read HDF5 file {path!r}: {err}') from None
     if len(labels) == 0:
@@ -162,7 +176,8 @@ def read_hdf5(path, subset='train'):
     if labels.min() < 0 or labels.max() >= len(names):
         raise mame.DatasetError(f'{path!r}: labels outside 0..{len(names) - 1}')
     records = [HDF5Record(f'{path}:{subset}/{name}', int(label), int(width), int(height),
-                          file=path, subset=subset, index=i)
+                          file=path, subset=subset, index=i,
+                          column=PREPARED if prepared else ENCODED, prepared=prepared)
                for i, (name, label, width, height) in enumerate(zip(files, labels, widths, heights))]
     return records, names
 
@@ -188,9 +203,9 @@ class Reader:
     _files = {}
 
     @classmethod
-    def read(cls, path, subset, index):
+    def read(cls, path, subset, index, column=ENCODED):
         key = (path, os.getpid())
         f = cls._files.get(key)
         if f is None:
             f = cls._files[key] = open_file(path)
-        return f[subset]['jpeg'][index].tobytes()
+        return f[subset][column][index].tobytes()

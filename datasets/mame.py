@@ -5,7 +5,15 @@ The real MAMe release and the synthetic generator share this layout, so the
 payload reads both the same way. Shapes come from the image files themselves:
 the CSV's Width/Height are the full-resolution sizes, also in the 256x256
 release.
+
+The published metadata is read as it is (see docs/data.md):
+- medium names are matched after stripping surrounding whitespace: every row
+  of one class says ``'Woven fabric '`` where MAMe_labels.csv says ``Woven fabric``;
+- image files end in ``.jpg`` or ``.jpeg``, as the ``Image file`` column says;
+- images above Pillow's decompression-bomb limit (the largest MAMe image has
+  373 Mpx) are read on purpose: only their header is read here.
 """
+import contextlib
 import csv
 import dataclasses
 import os
@@ -37,32 +45,57 @@ class ImageRecord:
         return self.width * self.height
 
 
+@dataclasses.dataclass(frozen=True)
+class MetadataRow:
+    """One row of MAMe_dataset.csv, with where it stands for error messages."""
+    where: str          # '<csv path>:<line>'
+    image_file: str
+    medium: str         # stripped of surrounding whitespace
+    subset: str
+
+
 def read_labels(root):
+    """{medium: label index}, names stripped of surrounding whitespace."""
     path = os.path.join(root, LABELS_FILE)
     if not os.path.isfile(path):
         raise DatasetError(f'no {LABELS_FILE} in {root!r}')
     with open(path, newline='') as f:
         rows = [r for r in csv.reader(f) if r]
     try:
-        labels = {name: int(index) for index, name in rows}
+        labels = {name.strip(): int(index) for index, name in rows}
     except ValueError:
         raise DatasetError(f'{path!r}: expected lines of "index,medium"') from None
     if sorted(labels.values()) != list(range(len(labels))):
-        raise DatasetError(f'{path!r}: label indices must be 0..{len(labels) - 1}')
+        raise DatasetError(f'{path!r}: label indices must be 0..{len(labels) - 1}, '
+                           'each medium once')
     return labels
 
 
 def read_metadata(root):
+    """Every row of MAMe_dataset.csv as a MetadataRow; malformed rows are named by line."""
     path = os.path.join(root, METADATA_FILE)
     if not os.path.isfile(path):
         raise DatasetError(f'no {METADATA_FILE} in {root!r} (expected the MAMe layout: '
                            f'{METADATA_FILE}, {LABELS_FILE} and {IMAGE_DIR}/<Image file>)')
+    rows = []
     with open(path, newline='') as f:
         reader = csv.DictReader(f)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise DatasetError(f'{path!r}: missing columns {missing}')
-        return list(reader)
+        for row in reader:
+            where = f'{path}:{reader.line_num}'
+            if None in row or None in row.values():
+                raise DatasetError(f'{where}: expected {len(reader.fieldnames)} fields')
+            image_file = row['Image file'].strip()
+            if not image_file:
+                raise DatasetError(f'{where}: empty "Image file"')
+            if row['Subset'].strip() not in SUBSETS:
+                raise DatasetError(f'{where}: {image_file}: subset {row["Subset"]!r} is not '
+                                   f'one of {", ".join(SUBSETS)}')
+            rows.append(MetadataRow(where, image_file, row['Medium'].strip(),
+                                    row['Subset'].strip()))
+    return rows
 
 
 def check_root(root):
@@ -72,6 +105,18 @@ def check_root(root):
         raise DatasetError(f'data directory {root!r} is empty')
 
 
+@contextlib.contextmanager
+def no_pixel_limit():
+    """Lift Pillow's decompression-bomb limit: it guards against hostile files, and a
+    373 Mpx museum scan is not one. Only headers are read under it."""
+    saved = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = None
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = saved
+
+
 def image_shape(path):
     """Return (width, height) from the JPEG header; reject unreadable or truncated files.
 
@@ -79,7 +124,7 @@ def image_shape(path):
     the missing end-of-image marker is checked here, without decoding.
     """
     try:
-        with Image.open(path) as img:
+        with no_pixel_limit(), Image.open(path) as img:
             width, height = img.size
             fmt = img.format
     except FileNotFoundError:
@@ -103,15 +148,23 @@ def read_mame(root, subset='train'):
     labels = read_labels(root)
     images = []
     for row in read_metadata(root):
-        if row['Subset'] != subset:
+        if row.subset != subset:
             continue
-        medium = row['Medium']
-        if medium not in labels:
-            raise DatasetError(f'{row["Image file"]}: medium {medium!r} is not in {LABELS_FILE}')
-        path = os.path.join(root, IMAGE_DIR, row['Image file'])
-        width, height = image_shape(path)
-        images.append(ImageRecord(path, labels[medium], width, height))
+        if row.medium not in labels:
+            raise DatasetError(f'{row.where}: {row.image_file}: medium {row.medium!r} is not '
+                               f'in {LABELS_FILE}')
+        path = os.path.join(root, IMAGE_DIR, row.image_file)
+        try:
+            width, height = image_shape(path)
+        except DatasetError as err:
+            raise DatasetError(f'{row.where}: {err}') from None
+        images.append(ImageRecord(path, labels[row.medium], width, height))
     if not images:
         raise DatasetError(f'no {subset!r} images listed in {os.path.join(root, METADATA_FILE)!r}')
     names = sorted(labels, key=labels.get)
     return images, names
+
+
+def count_rows(root, subset):
+    """Rows of ``subset`` in the metadata of ``root`` (no image is opened)."""
+    return sum(1 for row in read_metadata(root) if row.subset == subset)

@@ -6,7 +6,7 @@ import sys
 import time
 
 from payload import MODELS, PayloadError
-from payload.shapes import parse_pixel_budget
+from sizeshape_datasets.shapes import parse_pixel_budget
 
 VARIANTS = ('lrfs', 'hrvs')
 HRVS_BATCHING = ('single', 'padded', 'bucketed')
@@ -15,6 +15,8 @@ COMPUTE_DTYPE = {'float32': 'float32', 'mixed_float16': 'float16', 'mixed_bfloat
 EPOCH_TAG = 'SSB-EPOCH'
 WORKER_RECORDS_PREFIX = 'ssb-worker-'
 SUMMARY_TAG = 'SSB-SUMMARY'
+# A run waiting on input for more than this share of its time is input-bound.
+INPUT_BOUND_FRACTION = 0.1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,8 +40,11 @@ def parse_args(argv):
     p.add_argument('--image-size', type=int, default=256, help='lrfs: images resized to this square')
     p.add_argument('--crop-size', type=int, default=224, help='lrfs: random square crop')
     p.add_argument('--pixel-budget', default='65k',
-                   help='hrvs: downscale images above this many pixels, aspect ratio kept '
-                        '(e.g. 65k, 360k, 2m, or native; default 65k)')
+                   help='hrvs: resize every image to this many pixels, aspect ratio kept, '
+                        'as the paper\'s R65k-VS and R360k-VS (e.g. 65k, 360k, 2m, or native '
+                        'to keep each image as it is; default 65k)')
+    p.add_argument('--no-upscale', dest='upscale', action='store_false',
+                   help='hrvs: keep images smaller than the pixel budget at their native size')
     p.add_argument('--hrvs-batching', default='single', choices=HRVS_BATCHING,
                    help='hrvs: single (batch 1), padded (to the batch\'s largest image), '
                         'bucketed (padded to a bounded set of shapes)')
@@ -57,6 +62,16 @@ def parse_args(argv):
                    help='files: read and decode every epoch (default); memory: read one epoch '
                         'before training and replay its batches from memory (the baseline '
                         'without input-pipeline cost)')
+    p.add_argument('--stage-dir',
+                   help='copy this worker\'s images into a private directory here (node-local '
+                        'storage) before training, timed on its own; removed at the end')
+    p.add_argument('--prepare', action='store_true',
+                   help='decode and resize this worker\'s images once, before training (timed '
+                        'on its own), and train from the prepared pixels; see '
+                        '"python -m sizeshape_datasets prepare"')
+    p.add_argument('--input-probe-seconds', type=float, default=10.0,
+                   help='after training, drain the input pipeline alone for up to this long '
+                        '(at most one epoch) to measure its capacity; 0: do not')
     p.add_argument('--peak-gflops', type=float,
                    help='peak GFLOP/s of the devices this run uses, for peak_fraction; '
                         'default: measured with a matmul before training')
@@ -90,6 +105,8 @@ def validate(args):
         raise PayloadError('--crop-size must be between 1 and --image-size')
     if args.memory_limit_gib is not None and args.memory_limit_gib <= 0:
         raise PayloadError('--memory-limit-gib must be positive')
+    if args.input_probe_seconds < 0:
+        raise PayloadError('--input-probe-seconds must be >= 0')
     if args.peak_gflops is not None and not args.peak_gflops > 0:
         raise PayloadError(f'--peak-gflops must be positive, got {args.peak_gflops}')
     try:
@@ -117,7 +134,7 @@ def check_memory(args, records, memory_model, limit_bytes):
     from payload import data
     for record, (batch, height, width) in data.batch_shapes(
             records, args.variant, args.batch_size, args.image_size, args.crop_size,
-            args.pixel_budget_px, args.hrvs_batching):
+            args.pixel_budget_px, args.hrvs_batching, args.upscale):
         need = memory_model.training_bytes(batch, height, width)
         if need > limit_bytes:
             raise PayloadError(
@@ -171,14 +188,20 @@ def run(args):
     import keras
     import tensorflow as tf
 
-    from payload import data, distribute, flops, models, resources, train
+    from payload import data, distribute, local_data, models, resources, train
 
+    local_data.check_prepared(records, args)
     tf.get_logger().setLevel('ERROR')   # retracing warnings: traces are counted and reported
     strategy, strategy_kind = distribute.make_strategy(args.strategy)   # before any other op
     worker, workers = distribute.worker_of(strategy)
     local_replicas = strategy.num_replicas_in_sync // workers
+    # LR&FS trains on full batches only, so that it sees one input shape.
+    per_step = args.batch_size * local_replicas
+    if args.variant == 'lrfs' and len(records) // workers < per_step:
+        raise PayloadError(f'{len(records)} images over {workers} worker(s) do not fill one '
+                           f'LR&FS batch of {per_step}; lower --batch-size')
     shard = distribute.shard(records, worker, workers,
-                             args.batch_size * local_replicas if local_replicas > 1 else 1)
+                             per_step if args.variant == 'lrfs' or local_replicas > 1 else 1)
     keras.utils.set_random_seed(args.seed)
     if args.memory_limit_gib is not None:
         limit = args.memory_limit_gib * 2**30
@@ -189,12 +212,42 @@ def run(args):
     if limit is not None:
         check_memory(args, shard, models.MemoryModel(args.model, len(class_names)), limit)
 
+    out = worker_records(args, worker)
+    with local_data.ready(args, shard, class_names, worker) as (shard, local_info):
+        summary = train_and_summarise(args, shard, class_names, worker, workers, local_replicas,
+                                      strategy, strategy_kind, out)
+    summary.update(local_info)
+    summary.update({
+        'memory_limit_bytes': limit, 'dataset_images': len(records),
+        'images_left_out': len(records) - workers * len(shard),
+        'dataset': os.path.abspath(args.data_dir),
+        'data_format': ('prepared' if hdf5.is_prepared(shard) else         # what was trained on
+                        'hdf5' if isinstance(shard[0], hdf5.HDF5Record) else 'jpeg'),
+    })
+    emit(SUMMARY_TAG, summary, out)
+
+
+def trained_pixels(args, shard):
+    """(mean, max) pixels per trained image, from the planned shapes (padding excluded)."""
+    from payload import data
+    if args.variant == 'lrfs':
+        return args.crop_size ** 2, args.crop_size ** 2
+    pixels = [h * w for h, w in data.hrvs_targets(shard, args.pixel_budget_px, args.upscale)]
+    return sum(pixels) / len(pixels), max(pixels)
+
+
+def train_and_summarise(args, shard, class_names, worker, workers, local_replicas,
+                        strategy, strategy_kind, out):
+    import tensorflow as tf
+
+    from payload import data, flops, models, resources, train
+
     def worker_dataset(_):
         if args.variant == 'lrfs':
             return data.lrfs_dataset(shard, args.image_size, args.crop_size,
                                      args.batch_size, args.seed + worker)
         return data.hrvs_dataset(shard, args.pixel_budget_px, args.hrvs_batching,
-                                 args.batch_size, args.seed + worker)
+                                 args.batch_size, args.seed + worker, args.upscale)
 
     memory_input_s = None
     if args.input == 'memory':
@@ -215,7 +268,6 @@ def run(args):
     except train.WORKER_FAILURES as err:
         raise worker_died(worker, workers, 'before training', err) from None
     setup_s = process_age_s()
-    out = worker_records(args, worker)
     seen_shapes, epochs = set(), []
     for epoch in range(1, args.epochs + 1):
         try:
@@ -224,30 +276,37 @@ def run(args):
             raise worker_died(worker, workers, f'in epoch {epoch}', err) from None
         emit(EPOCH_TAG, {'worker': worker, **epochs[-1]}, out)
     summary = train.summarise(epochs, seen_shapes, step)
+    input_images_per_s = None
+    if args.input_probe_seconds > 0:
+        images, seconds = data.input_capacity(worker_dataset(None), summary['steps_per_epoch'],
+                                              args.input_probe_seconds)
+        input_images_per_s = step.global_sum(images / seconds, workers)
+    mean_pixels, max_pixels = trained_pixels(args, shard)
     summary.update({
+        'input_images_per_s': input_images_per_s,
+        'input_bound': summary['input_wait_fraction'] > INPUT_BOUND_FRACTION,
+        'input_bound_fraction': INPUT_BOUND_FRACTION,
+        'mean_pixels_per_image': mean_pixels, 'max_pixels_per_image': max_pixels,
         'peak_gflops': peak_gflops, 'peak_source': peak_source,
         'peak_fraction': summary['gflops_per_s'] / peak_gflops,
         'flops_convention': flops.CONVENTION, 'flops_count_s': step.flops.seconds,
         'peak_measure_s': peak_measure_s, 'setup_s': setup_s,
         'precision': args.precision, 'jit_compile': args.jit_compile, 'input': args.input,
         'memory_input_s': memory_input_s,
-        'data_format': 'hdf5' if isinstance(records[0], hdf5.HDF5Record) else 'jpeg',
         'worker': worker, 'workers': workers, 'replicas': strategy.num_replicas_in_sync,
         'strategy': strategy_kind, 'variant': args.variant, 'model': args.model,
         'batch_size': args.batch_size, 'global_batch_size': args.batch_size * strategy.num_replicas_in_sync,
-        'dataset': os.path.abspath(args.data_dir), 'subset': args.subset,
-        'dataset_images': len(records), 'images_left_out': len(records) - workers * len(shard),
-        'classes': len(class_names),
+        'subset': args.subset, 'classes': len(class_names),
         'image_size': args.image_size if args.variant == 'lrfs' else None,
         'crop_size': args.crop_size if args.variant == 'lrfs' else None,
         'pixel_budget': args.pixel_budget if args.variant == 'hrvs' else None,
+        'upscale': args.upscale if args.variant == 'hrvs' else None,
         'hrvs_batching': args.hrvs_batching if args.variant == 'hrvs' else None,
         'retracing': args.retracing, 'seed': args.seed,
-        'memory_limit_bytes': limit,
         'device_memory': None if resources.gpus() else resources.DEVICE_MEMORY_ON_CPU,
         'devices': resources.device_names(), 'versions': resources.versions(),
     })
-    emit(SUMMARY_TAG, summary, out)
+    return summary
 
 
 def main(argv=None):

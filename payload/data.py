@@ -1,98 +1,78 @@
 """tf.data input pipelines for the two variants.
 
-Both read the same JPEG bytes, from the files of a MAMe-layout directory or
-from a packed HDF5 file (datasets/hdf5.py); either way they are decoded by
-tf.io.decode_jpeg in parallel, so both sources give identical training input.
+Both read the same bytes, from the files of a MAMe-layout directory or from a
+packed HDF5 file (datasets/hdf5.py); either way they are decoded in parallel
+by the same TensorFlow ops (datasets/decode.py), so both sources give
+identical training input. Prepared data (``sizeshape_datasets prepare``) holds
+pixels already at training resolution and skips decoding and resizing.
 Each element is (images, labels, true_hw): true_hw holds each image's real
 height and width so that padded pixels are never counted as work.
 """
-import numpy as np
+import time
+
 import tensorflow as tf
 
-from payload import shapes
-from sizeshape_datasets import hdf5
+from sizeshape_datasets import decode, hdf5, shapes
 
 AUTOTUNE = tf.data.AUTOTUNE
 
 
-def _reader(records):
-    """(one key per record, key -> encoded JPEG bytes as a scalar tf.string)."""
-    if isinstance(records[0], hdf5.HDF5Record):
-        path, subset = records[0].file, records[0].subset
-
-        def read_bytes(index):
-            return np.array(hdf5.Reader.read(path, subset, int(index)), dtype=object)
-
-        def read(index):
-            data = tf.numpy_function(read_bytes, [index], tf.string, stateful=False)
-            return tf.ensure_shape(data, [])
-        return [r.index for r in records], read
-    return [r.path for r in records], tf.io.read_file
-
-
-def _source(records, seed, *columns):
-    """(decode(key) -> float32 image, dataset of (key, label, *columns)), shuffled."""
-    keys, read = _reader(records)
-    labels = [r.label for r in records]
-
-    def decode(key):
-        return tf.cast(tf.io.decode_jpeg(read(key), channels=3), tf.float32)
-
-    ds = tf.data.Dataset.from_tensor_slices((keys, labels) + tuple(columns))
-    # A new order every epoch, the same orders on every run with the same seed.
-    return decode, ds.shuffle(len(records), seed=seed, reshuffle_each_iteration=True)
+def _images(records, targets, seed, antialias, *columns):
+    """decode.images, shuffled by key before any image is read: a new order every
+    epoch, the same orders on every run with the same seed."""
+    ds, load = decode.images(records, targets, antialias, *columns)
+    return ds.shuffle(len(records), seed=seed, reshuffle_each_iteration=True), load
 
 
 def lrfs_dataset(records, image_size, crop_size, batch_size, seed):
     """Fixed shape: resize to image_size x image_size, random crop, random flip.
 
-    The crop and flip are stateless random ops seeded per element from a seeded
-    stream, so that they do not depend on which parallel call ran first: the same
-    seed gives the same training input on every run, from files or from HDF5.
+    Batches are all full (the remainder is dropped), so that LR&FS trains on one
+    input shape. The crop and flip are stateless random ops seeded per element
+    from a seeded stream, so that they do not depend on which parallel call ran
+    first: the same seed gives the same training input on every run, from files
+    or from HDF5.
     """
-    decode, ds = _source(records, seed)
+    ds, load = _images(records, [(image_size, image_size)] * len(records), seed,
+                       decode.ANTIALIAS['lrfs'])
     ds = tf.data.Dataset.zip(ds, tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True))
 
-    def load(element, random):
-        key, label = element
-        image = tf.image.resize(decode(key), [image_size, image_size])
+    def augment(element, random):
+        image, label = load(*element)
         image = tf.image.stateless_random_crop(image, [crop_size, crop_size, 3],
                                                seed=tf.stack([random, 1]))
         image = tf.image.stateless_random_flip_left_right(image, seed=tf.stack([random, 2]))
         return image / 255.0, label, tf.constant([crop_size, crop_size])
 
-    ds = ds.map(load, num_parallel_calls=AUTOTUNE)
-    return ds.batch(batch_size).prefetch(AUTOTUNE)
+    ds = ds.map(augment, num_parallel_calls=AUTOTUNE)
+    return ds.batch(batch_size, drop_remainder=True).prefetch(AUTOTUNE)
 
 
-def hrvs_targets(records, pixel_budget):
-    """Per image (height, width) after the pixel budget, in record order."""
-    return [shapes.budget_shape(r.width, r.height, pixel_budget) for r in records]
+def hrvs_targets(records, pixel_budget, upscale=True):
+    """Per image (height, width) after the pixel budget, in record order.
+
+    Prepared records are already at their training shape."""
+    if hdf5.is_prepared(records):
+        return [(r.height, r.width) for r in records]
+    return [shapes.budget_shape(r.width, r.height, pixel_budget, upscale) for r in records]
 
 
-def hrvs_dataset(records, pixel_budget, batching, batch_size, seed):
+def hrvs_dataset(records, pixel_budget, batching, batch_size, seed, upscale=True):
     """Variable shape: aspect ratio kept, never resized to a common shape."""
-    targets = hrvs_targets(records, pixel_budget)
-    heights = [h for h, _ in targets]
-    widths = [w for _, w in targets]
+    targets = hrvs_targets(records, pixel_budget, upscale)
     buckets = [shapes.bucket_shape(h, w) for h, w in targets]
     bucket_ids = {b: i for i, b in enumerate(sorted(set(buckets)))}
-    decode, ds = _source(records, seed, heights, widths,
-                         [b[0] for b in buckets], [b[1] for b in buckets],
-                         [bucket_ids[b] for b in buckets])
+    ds, load = _images(records, targets, seed, decode.ANTIALIAS['hrvs'], targets, buckets,
+                       [bucket_ids[b] for b in buckets])
 
-    def load(key, label, height, width, bucket_h, bucket_w, bucket_id):
-        image = decode(key)
-        native = tf.shape(image)[:2]
-        image = tf.cond(tf.reduce_all(native == tf.stack([height, width])),
-                        lambda: image,
-                        lambda: tf.image.resize(image, [height, width], antialias=True))
+    def prepare(*element):
+        image, label, true_hw, bucket_hw, bucket_id = load(*element)
         image = image / 255.0
         if batching == 'bucketed':
-            image = tf.image.pad_to_bounding_box(image, 0, 0, bucket_h, bucket_w)
-        return image, label, tf.stack([height, width]), bucket_id
+            image = tf.image.pad_to_bounding_box(image, 0, 0, bucket_hw[0], bucket_hw[1])
+        return image, label, true_hw, bucket_id
 
-    ds = ds.map(load, num_parallel_calls=AUTOTUNE)
+    ds = ds.map(prepare, num_parallel_calls=AUTOTUNE)
     if batching == 'single':
         ds = ds.batch(1)
     elif batching == 'padded':
@@ -106,13 +86,24 @@ def hrvs_dataset(records, pixel_budget, batching, batch_size, seed):
     return ds.map(lambda image, label, hw, _: (image, label, hw)).prefetch(AUTOTUNE)
 
 
+def input_capacity(dataset, max_batches, max_seconds):
+    """(images, seconds) of draining ``dataset`` alone, no training: at most
+    ``max_batches`` batches or about ``max_seconds``, whichever comes first."""
+    images, start = 0, time.perf_counter()
+    for n, (batch, *_) in enumerate(dataset, 1):
+        images += int(batch.shape[0])
+        if n >= max_batches or time.perf_counter() - start >= max_seconds:
+            break
+    return images, time.perf_counter() - start
+
+
 def batch_shapes(records, variant, batch_size, image_size=None, crop_size=None,
-                 pixel_budget=None, batching='single'):
+                 pixel_budget=None, batching='single', upscale=True):
     """(record, largest batch shape it can be part of) for the memory check."""
     if variant == 'lrfs':
         return [(r, (batch_size, crop_size, crop_size)) for r in records]
     out = []
-    for record, (h, w) in zip(records, hrvs_targets(records, pixel_budget)):
+    for record, (h, w) in zip(records, hrvs_targets(records, pixel_budget, upscale)):
         if batching == 'bucketed':
             h, w = shapes.bucket_shape(h, w)
         out.append((record, (batch_size, h, w)))

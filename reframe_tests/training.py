@@ -6,7 +6,6 @@ partitions with it. ResNet-50 and VGG-16 are opt-in: ``-S models=smallcnn,resnet
 Scales above ``single`` train data-parallel (see scaling.py) and report their
 parallel efficiency against the ``single`` run of the same variant, on which they depend.
 """
-import csv
 import os
 import shlex
 
@@ -22,11 +21,6 @@ from .environment import python_for
 from .mame_data import SyntheticMAMe
 
 MIB = 1 / 2**20
-
-
-def count_subset_rows(metadata_csv, subset):
-    with open(metadata_csv, newline='') as f:
-        return sum(1 for row in csv.DictReader(f) if row['Subset'] == subset)
 
 
 @rfm.simple_test
@@ -45,6 +39,12 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     image_size = variable(int, value=256)
     crop_size = variable(int, value=224)
     pixel_budget = variable(str, value='65k')
+    upscale = variable(bool, value=True)           # false: images within the budget stay native
+    # Decode and resize once, before training (timed on its own): training then reads pixels.
+    prepare = variable(bool, value=False)
+    # Copy the images to node-local storage before training (timed on its own);
+    # default: the partition's extras['local_scratch'], else no staging.
+    stage_dir = variable(str, value='')
     # single trains at batch 1 whatever hrvs_batch_size says; padded and bucketed use it.
     hrvs_batching = variable(str, value='single')
     retracing = variable(str, value='per-shape')
@@ -113,12 +113,17 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         else:
             data_dir = self.mame_data.data_dir
             self.dataset = self.mame_data.description
+        stage_dir = self.stage_dir or partition.extras.get('local_scratch')
         opts = ['-m', 'payload', '--variant', self.variant, '--model', self.model,
                 '--data-dir', shlex.quote(data_dir), '--subset', self.subset,
                 '--epochs', str(self.epochs), '--batch-size', str(self.batch_size),
                 '--retracing', self.retracing, '--precision', self.precision]
         if self.jit_compile:
             opts += ['--jit-compile']
+        if self.prepare:
+            opts += ['--prepare']
+        if stage_dir:
+            opts += ['--stage-dir', shlex.quote(stage_dir)]
         # Peak FLOP/s for peak_fraction: per device (a GPU, or a CPU node) from the
         # site config, times the devices of this scale; else the payload measures a matmul.
         peak = partition.extras.get('peak_gflops_per_device')
@@ -128,6 +133,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             opts += ['--image-size', str(self.image_size), '--crop-size', str(self.crop_size)]
         else:
             opts += ['--pixel-budget', self.pixel_budget, '--hrvs-batching', self.hrvs_batching]
+            if not self.upscale:
+                opts += ['--no-upscale']
         memory_limit = self.memory_limit_gib
         if memory_limit is None and self.device == 'gpu':
             memory_limit = partition.extras.get('gpu_memory_gib')
@@ -150,7 +157,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         if os.path.isfile(self.dataset):          # packed by `sizeshape_datasets pack`
             from sizeshape_datasets import hdf5
             return hdf5.count(self.dataset, self.subset)
-        return count_subset_rows(os.path.join(self.dataset, 'MAMe_dataset.csv'), self.subset)
+        from sizeshape_datasets import mame
+        return mame.count_rows(self.dataset, self.subset)
 
     @sanity_function
     def training_complete(self):
@@ -182,11 +190,21 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             'padded_fraction': value('padded_fraction', 'fraction'),   # 0 on LR&FS
             'achieved_gflops': value('gflops_per_s', 'GFLOP/s'),
             'peak_fraction': value('peak_fraction', 'fraction'),
+            'pixels_per_image': value('mean_pixels_per_image', 'px'),
+            # The input pipeline alone, drained without training: compare with throughput.
+            'input_throughput': value('input_images_per_s', 'img/s'),
         }
+        # Variables of steps a run may leave out are logged only where they ran: ReFrame
+        # fails a NaN value, and a new set of fields starts a new perflog file (.log.hN).
+        if self.stage_dir or self.current_partition.extras.get('local_scratch'):
+            self.perf_variables['stage_time'] = value('stage_s', 's')
+            self.perf_variables['stage_bandwidth'] = value('stage_gb_per_s', 'GB/s')
+        if self.prepare:
+            self.perf_variables['prepare_time'] = value('prepare_s', 's')
+            self.perf_variables['prepare_throughput'] = value('prepare_images_per_s', 'img/s')
         if self.device == 'gpu':
             self.perf_variables['device_peak_memory'] = value('device_peak_bytes', 'MiB', MIB)
-        # Every record of a partition's perflog has the same fields: the single
-        # scale is its own baseline (efficiency 1), no baseline gives no number.
+        # The single scale is its own baseline (efficiency 1).
         if self.scale == 'single':
             efficiency = sn.defer(1.0)
         elif self.parallel_efficiency:
@@ -196,6 +214,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             efficiency = payload_log.summary_value(
                 self.stdout, 'images_per_s', 1 / (single_throughput * self.hardware_ratio))
         else:
-            efficiency = sn.defer(float('nan'))
-        self.perf_variables['parallel_efficiency'] = sn.make_performance_function(
-            efficiency, 'fraction')
+            efficiency = None
+        if efficiency is not None:
+            self.perf_variables['parallel_efficiency'] = sn.make_performance_function(
+                efficiency, 'fraction')

@@ -160,7 +160,7 @@ QUICK_OPTIONS = [
     '-S', 'models=smallcnn',
     '-S', 'epochs=3',
     '-S', 'SyntheticMAMe.images_per_class=2',
-    '-S', 'SyntheticMAMe.scale=0.05',
+    '-S', 'SyntheticMAMe.scale=0.1',
 ]
 
 ACCEPTANCE_OPTIONS = [

@@ -8,6 +8,7 @@ performance variables as ``<name>_value``, ``_unit``, ``_ref``, ``_lower_thres``
 """
 import datetime
 import glob
+import math
 import os
 
 from . import TEST_NAME
@@ -19,10 +20,12 @@ class PerflogError(Exception):
 
 
 def _float(text):
+    """The number in ``text``; None when there is none, NaN (not measured) included."""
     try:
-        return float(text)
+        value = float(text)
     except (TypeError, ValueError):
         return None
+    return value if math.isfinite(value) else None
 
 
 def _time(fields):

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from sizeshape_datasets import synthetic
+from sizeshape_datasets import mame, synthetic
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CI_CONFIG = os.path.join(REPO, 'site_configs', 'ci.py')
@@ -13,6 +13,12 @@ CI_CONFIG = os.path.join(REPO, 'site_configs', 'ci.py')
 def make_dataset(path, images_per_class=1, **kwargs):
     kwargs.setdefault('val_per_class', 0)
     return synthetic.generate(str(path), images_per_class=images_per_class, **kwargs)
+
+
+def image_path(root, n):
+    """The path of the ``n``-th image listed in a MAMe-layout root (names end in .jpg
+    or .jpeg, as in the published dataset)."""
+    return os.path.join(root, mame.IMAGE_DIR, mame.read_metadata(root)[n].image_file)
 
 
 @pytest.fixture(scope='session')

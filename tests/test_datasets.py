@@ -1,14 +1,17 @@
 import csv
 import filecmp
 import os
+import re
+import shutil
 import statistics
+import warnings
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import make_dataset
-from sizeshape_datasets import derive_mame_shapes, mame, mame_shapes, synthetic
+from conftest import image_path, make_dataset
+from sizeshape_datasets import derive_mame_shapes, mame, mame_shapes, stage, synthetic
 
 # The header of the real MAMe_dataset.csv (HPAI-BSC/MAMe-baselines, dataset/).
 REAL_MAME_HEADER = ('Image file,Medium,Museum,Museum-based instance ID,Subset,'
@@ -83,10 +86,11 @@ def test_class_content_differs(tmp_path):
 
 
 def test_scaled_shape_keeps_bounds():
-    assert synthetic.scaled_shape(2667, 2900, 0.05, 32, 10**6) == (133, 145)
-    w, h = synthetic.scaled_shape(32683, 23577, 1.0, 32, 10**6)
+    assert synthetic.scaled_shape(2667, 2900, 0.05, 32, 1.0) == (133, 145)
+    w, h = synthetic.scaled_shape(32683, 23577, 1.0, 32, 1.0)       # cap: 1 Mpx
     assert w * h <= 10**6 * 1.01 and abs(w / h - 32683 / 23577) < 0.01
-    assert synthetic.scaled_shape(500, 33, 0.05, 32, 0) == (32, 32)
+    assert synthetic.scaled_shape(500, 33, 0.05, 32, None) == (32, 32)
+    assert synthetic.scaled_shape(32683, 23577, 1.0, 32, None) == (32683, 23577)   # real size
 
 
 def test_generator_refuses_to_overwrite(tmp_path):
@@ -118,7 +122,7 @@ def test_generator_leaves_nothing_when_interrupted(tmp_path, monkeypatch):
 def test_reader_errors_name_the_problem(tmp_path, damage, message):
     root = make_dataset(tmp_path / 'd')
     metadata = os.path.join(root, mame.METADATA_FILE)
-    first = os.path.join(root, 'data', '0.jpg')
+    first = image_path(root, 0)
     if damage == 'missing_dir':
         root = str(tmp_path / 'nowhere')
     elif damage == 'empty_dir':
@@ -144,3 +148,109 @@ def test_reader_errors_name_the_problem(tmp_path, damage, message):
         open(metadata, 'w').write(text)
     with pytest.raises(mame.DatasetError, match=message):
         mame.read_mame(root)
+
+
+# Rows in the form of the published MAMe_dataset.csv, one per quirk: the medium
+# 'Woven fabric ' with its trailing space, a Cleveland file name with dots ending in
+# .jpeg, a quoted instance ID with a comma, and an image above Pillow's
+# decompression-bomb limit (178,956,970 px; MAMe's largest has 373 Mpx).
+QUIRKS_CSV = REAL_MAME_HEADER + '\n' + '\n'.join([
+    '0.jpg,Woven fabric ,Metropolitan Museum of Art,1927.117,train,5000.0,4000.0,20000000.0,1.25',
+    '1949.565.5.jpeg,Oil on canvas,The Cleveland Museum of Art,1949.565.5,train,21871.0,'
+    '14951.0,326993321.0,1.4629',
+    '2.jpg,Graphite,Metropolitan Museum of Art,"1984.433.193a, b",train,13400.0,13400.0,'
+    '179560000.0,1.0',
+    '3.jpg,Woven fabric ,Los Angeles County Museum of Art,M.2007.211.1,val,300.0,200.0,'
+    '60000.0,1.5',
+]) + '\n'
+BOMB_SIDE = 13400          # 179.6 Mpx: above Pillow's limit
+
+
+@pytest.fixture(scope='module')
+def quirky_root(tmp_path_factory):
+    """A MAMe-layout root with the published file's quirks and real JPEGs."""
+    root = tmp_path_factory.mktemp('quirks') / 'mame'
+    os.makedirs(root / 'data')
+    (root / 'MAMe_dataset.csv').write_text(QUIRKS_CSV)
+    (root / 'MAMe_labels.csv').write_text(
+        ''.join(f'{i},{name}\n' for i, name in enumerate(synthetic.MEDIUMS)))
+    rng = np.random.default_rng(0)
+    for name, (w, h) in (('0.jpg', (250, 200)), ('1949.565.5.jpeg', (219, 150)),
+                         ('3.jpg', (300, 200))):
+        Image.fromarray(synthetic.class_image(3, w, h, rng, 29)).save(root / 'data' / name)
+    with mame.no_pixel_limit():      # a real JPEG of 179.6 Mpx (flat grey: 2 MB)
+        Image.new('L', (BOMB_SIDE, BOMB_SIDE), 128).save(root / 'data' / '2.jpg', quality=90)
+    return str(root)
+
+
+def test_reader_takes_the_published_quirks(quirky_root):
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')        # no DecompressionBombWarning either
+        train, names = mame.read_mame(quirky_root, 'train')
+        val, _ = mame.read_mame(quirky_root, 'val')
+    assert names == synthetic.MEDIUMS
+    woven = synthetic.MEDIUMS.index('Woven fabric')
+    assert [(os.path.basename(r.path), r.label) for r in train] == [
+        ('0.jpg', woven), ('1949.565.5.jpeg', synthetic.MEDIUMS.index('Oil on canvas')),
+        ('2.jpg', synthetic.MEDIUMS.index('Graphite'))]
+    assert (train[2].width, train[2].height) == (BOMB_SIDE, BOMB_SIDE)   # from the header
+    assert train[2].pixels > Image.MAX_IMAGE_PIXELS       # the limit is still in force
+    assert [r.label for r in val] == [woven]
+    assert mame.count_rows(quirky_root, 'train') == 3
+
+
+def test_generator_writes_the_published_quirks(tmp_path):
+    root = make_dataset(tmp_path / 'd', images_per_class=2, val_per_class=1)
+    with open(os.path.join(root, mame.METADATA_FILE), newline='') as f:
+        rows = list(csv.DictReader(f))
+    assert {r['Medium'] for r in rows} == (set(synthetic.MEDIUMS) - {'Woven fabric'}) | {
+        'Woven fabric '}
+    assert {r['Museum'] for r in rows} <= set(synthetic.MUSEUMS)
+    dotted = [r['Image file'] for r in rows if r['Image file'].endswith('.jpeg')]
+    assert dotted and all(name.count('.') == 2 for name in dotted)
+    assert any(',' in r['Museum-based instance ID'] for r in rows)
+    modes = set()
+    for r in rows:
+        with Image.open(os.path.join(root, 'data', r['Image file'])) as img:
+            modes.add((img.mode, bool(img.info.get('progressive'))))
+    assert {('RGB', False), ('RGB', True), ('L', False), ('CMYK', False)} <= modes
+
+
+def test_generated_images_are_photo_like(tmp_path):
+    """JPEG sizes of photographs (about 0.4 bytes per pixel at quality 90), not of flat
+    synthetic patterns (a flat image costs 0.01)."""
+    root = make_dataset(tmp_path / 'd', images_per_class=1, num_classes=3, scale=0.3)
+    images, _ = mame.read_mame(root)
+    ratio = (sum(os.path.getsize(r.path) for r in images) / sum(r.pixels for r in images))
+    assert 0.25 < ratio < 0.7
+
+
+@pytest.mark.parametrize('row, message', [
+    ('9.jpg,Bronze,M,1,training,300.0,200.0,60000.0,1.5', "subset 'training' is not one of"),
+    ('9.jpg,Bronze,M,1,train', 'expected 9 fields'),
+    (',Bronze,M,1,train,300.0,200.0,60000.0,1.5', 'empty "Image file"'),
+    ('9.jpg,Papyrus,M,1,train,300.0,200.0,60000.0,1.5', "medium 'Papyrus' is not in"),
+    ('9.jpg,Bronze,M,1,train,300.0,200.0,60000.0,1.5', "image '.*9.jpg' is missing"),
+])
+def test_malformed_row_is_named_by_file_and_line(quirky_root, tmp_path, row, message):
+    root = tmp_path / 'mame'
+    shutil.copytree(quirky_root, root)
+    with open(root / 'MAMe_dataset.csv', 'a') as f:
+        f.write(row + '\n')
+    with pytest.raises(mame.DatasetError, match=f"^{re.escape(str(root))}/MAMe_dataset.csv:6: .*{message}"):
+        mame.read_mame(str(root))
+
+
+def test_staging_refuses_when_the_target_is_too_small(tiny_root_copy, tmp_path, monkeypatch):
+    images, _ = mame.read_mame(tiny_root_copy)
+    monkeypatch.setattr(stage.shutil, 'disk_usage', lambda path: shutil._ntuple_diskusage(
+        10**9, 10**9 - 1000, 1000))
+    with pytest.raises(mame.DatasetError, match=r"^staging needs 0\.\d\d GB in '.*', which has "
+                                                r"0\.00 GB free$"):
+        stage.stage(images, str(tmp_path))
+    assert os.listdir(tmp_path) == ['d']                 # nothing copied, nothing left
+
+
+@pytest.fixture
+def tiny_root_copy(tmp_path):
+    return make_dataset(tmp_path / 'd')

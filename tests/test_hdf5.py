@@ -8,7 +8,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import REPO, make_dataset, payload_error, run_payload
+from conftest import REPO, image_path, make_dataset, payload_error, run_payload
 from sizeshape_datasets import hdf5, mame
 
 
@@ -44,7 +44,7 @@ def test_round_trip_keeps_records_bytes_and_classes(tiny_dataset, packed):
     with hdf5.open_file(packed) as f:
         assert f.attrs['format'] == hdf5.FORMAT
         assert f.attrs['source'] == os.path.abspath(tiny_dataset)
-        assert set(f['train']) == set(hdf5.DATASETS)
+        assert set(f["train"]) == {hdf5.ENCODED, *hdf5.COLUMNS}
     assert hdf5.count(packed, 'train') == 29 and hdf5.count(packed, 'val') == 0
 
 
@@ -61,7 +61,7 @@ def test_pack_refuses_to_overwrite_and_leaves_no_partial_file(tiny_dataset, pack
 
 def test_pack_of_a_corrupt_dataset_writes_nothing(tmp_path):
     data = make_dataset(tmp_path / 'mame')
-    victim = os.path.join(data, 'data', '4.jpg')
+    victim = image_path(data, 4)
     content = open(victim, 'rb').read()
     open(victim, 'wb').write(content[:len(content) // 2])
     with pytest.raises(mame.DatasetError, match='truncated JPEG'):

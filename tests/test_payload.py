@@ -2,10 +2,12 @@
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
-from conftest import make_dataset, payload_error, run_payload
+from conftest import REPO, image_path, make_dataset, payload_error, run_payload
 
 
 def records(proc, tag):
@@ -26,7 +28,9 @@ EPOCH_FIELDS = {'epoch', 'seconds', 'images', 'pixels', 'images_per_s', 'mpx_per
 SUMMARY_FIELDS = {'steady_epoch_s', 'first_epoch_s', 'first_epoch_overhead_s', 'distinct_shapes',
                   'traced_graphs', 'input_wait_s', 'versions', 'devices', 'device_peak_bytes',
                   'host_peak_rss_bytes', 'images_per_s', 'mpx_per_s', 'variant', 'model',
-                  'batch_size', 'dataset', 'device_memory'}
+                  'batch_size', 'dataset', 'device_memory', 'input_images_per_s', 'input_bound',
+                  'mean_pixels_per_image', 'max_pixels_per_image', 'images_left_out',
+                  'stage_s', 'stage_gb_per_s', 'prepare_s', 'prepare_images_per_s'}
 
 
 def test_lrfs_run_reports_every_field(tiny_dataset):
@@ -35,12 +39,15 @@ def test_lrfs_run_reports_every_field(tiny_dataset):
     assert [e['epoch'] for e in epochs] == [1, 2, 3]
     for e in epochs:
         assert EPOCH_FIELDS <= set(e)
-        assert e['images'] == 29 and e['steps'] == 4
-        assert e['pixels'] == 29 * 56 * 56
+        assert e['images'] == 24 and e['steps'] == 3     # full batches only
+        assert e['pixels'] == 24 * 56 * 56
         assert e['seconds'] > 0 and e['host_peak_rss_bytes'] > 50 * 2**20
     assert SUMMARY_FIELDS <= set(summary)
-    assert summary['distinct_shapes'] == 2              # full batches of 8 and the last of 5
-    assert summary['traced_graphs'] == 2
+    assert summary['images_left_out'] == 5               # the partial batch
+    assert summary['distinct_shapes'] == 1              # fixed shape: one shape, one graph
+    assert summary['traced_graphs'] == 1
+    assert summary['mean_pixels_per_image'] == summary['max_pixels_per_image'] == 56 * 56
+    assert summary['input_images_per_s'] > 0 and summary['input_bound'] in (True, False)
     assert summary['device_peak_bytes'] is None and 'not measured' in summary['device_memory']
     assert summary['steady_epoch_s'] == sorted(e['seconds'] for e in epochs[1:])[0] or \
         summary['steady_epoch_s'] > 0
@@ -114,11 +121,12 @@ def test_missing_and_empty_data_dir(tmp_path):
 
 def test_truncated_jpeg(tmp_path):
     data = make_dataset(tmp_path / 'mame')
-    victim = os.path.join(data, 'data', '3.jpg')
+    victim = image_path(data, 3)
     content = open(victim, 'rb').read()
     open(victim, 'wb').write(content[:len(content) // 3])
     line = payload_error(run_payload('--variant', 'hrvs', '--data-dir', data))
-    assert line == f"error: corrupt image '{victim}': truncated JPEG (no end-of-image marker)"
+    assert line == (f"error: {data}/MAMe_dataset.csv:5: corrupt image '{victim}': truncated JPEG "
+                    "(no end-of-image marker)")          # the row, then the file
 
 
 def test_image_too_large_for_memory_limit_names_its_shape(tiny_dataset):
@@ -128,3 +136,82 @@ def test_image_too_large_for_memory_limit_names_its_shape(tiny_dataset):
     assert 'over the memory limit of 0.00 GiB' in line
     assert line.startswith("error: image '") and ' px, trained as ' in line
     assert not records(proc, 'SSB-EPOCH')                # refused before any training
+
+
+def test_hrvs_resizes_every_image_to_the_budget(tiny_dataset):
+    _, summary = train(tiny_dataset, '--variant', 'hrvs', '--epochs', '2', '--pixel-budget', '8k')
+    assert 0.97 * 8000 < summary['mean_pixels_per_image'] <= summary['max_pixels_per_image'] <= 8000
+    assert summary['upscale'] is True
+    _, native = train(tiny_dataset, '--variant', 'hrvs', '--epochs', '2', '--pixel-budget',
+                      '8k', '--no-upscale')
+    assert native['mean_pixels_per_image'] < summary['mean_pixels_per_image']
+
+
+def test_trains_on_the_published_quirks(tmp_path):
+    """A MAMe layout with the published file's quirks, including a 179.6 Mpx JPEG above
+    Pillow's limit, trains in both variants (DCT-scaled decoding keeps it cheap)."""
+    from test_datasets import BOMB_SIDE, QUIRKS_CSV
+    from PIL import Image
+    from sizeshape_datasets import mame, synthetic
+    root = tmp_path / 'mame'
+    os.makedirs(root / 'data')
+    (root / 'MAMe_dataset.csv').write_text(QUIRKS_CSV)
+    (root / 'MAMe_labels.csv').write_text(
+        ''.join(f'{i},{name}\n' for i, name in enumerate(synthetic.MEDIUMS)))
+    for name, size in (('0.jpg', (250, 200)), ('1949.565.5.jpeg', (219, 150)), ('3.jpg', (30, 20))):
+        Image.new('RGB', size, (200, 100, 50)).save(root / 'data' / name)
+    with mame.no_pixel_limit():
+        Image.new('L', (BOMB_SIDE, BOMB_SIDE), 128).save(root / 'data' / '2.jpg')
+    epochs, summary = train(root, '--variant', 'hrvs', '--epochs', '2')
+    assert epochs[0]['images'] == 3 and summary['max_pixels_per_image'] <= 65_000
+    epochs, _ = train(root, '--variant', 'lrfs', '--epochs', '2', '--batch-size', '3')
+    assert epochs[0]['images'] == 3
+
+
+@pytest.mark.parametrize('variant, args', [
+    ('hrvs', ['--pixel-budget', '8k']),
+    ('lrfs', ['--batch-size', '8', '--image-size', '64', '--crop-size', '56']),
+])
+def test_prepared_and_staged_input_trains_like_the_files(tiny_dataset, tmp_path, variant, args):
+    base = ['--variant', variant, '--epochs', '2', *args]
+    epochs, files = train(tiny_dataset, *base)
+    scratch = tmp_path / 'local'
+    scratch.mkdir()
+    epochs_p, prepared = train(tiny_dataset, *base, '--prepare', '--stage-dir', scratch)
+    assert prepared['data_format'] == 'prepared'
+    assert prepared['stage_s'] > 0 and prepared['stage_bytes'] > 0
+    assert prepared['prepare_s'] > 0 and prepared['prepare_images_per_s'] > 0
+    assert os.listdir(scratch) == []                     # the copies are removed
+    # Same images, shapes and order; pixels differ by the uint8 rounding of prepared data.
+    assert [e['images'] for e in epochs_p] == [e['images'] for e in epochs]
+    assert prepared['distinct_shapes'] == files['distinct_shapes']
+    assert abs(prepared['first_loss'] - files['first_loss']) < 1e-3
+
+
+def test_prepare_command_and_resolution_check(tiny_dataset, tmp_path):
+    out = tmp_path / 'hrvs-8k.h5'
+    proc = subprocess.run([sys.executable, '-m', 'sizeshape_datasets', 'prepare', tiny_dataset,
+                           '--variant', 'hrvs', '--pixel-budget', '8k', '--subsets', 'train',
+                           '--out', out], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    done = json.loads(proc.stdout)
+    assert done['images'] == 29 and done['prepared']['pixel_budget'] == 8000
+    _, summary = train(out, '--variant', 'hrvs', '--epochs', '2', '--pixel-budget', '8k')
+    assert summary['data_format'] == 'prepared' and summary['max_pixels_per_image'] <= 8000
+    line = payload_error(run_payload('--variant', 'hrvs', '--data-dir', out, '--pixel-budget', '65k'))
+    assert line.endswith("was prepared for pixel_budget=8000, upscale=True, variant=hrvs; this "
+                         "run asks for pixel_budget=65000, upscale=True, variant=hrvs: prepare "
+                         "it again, or change the options")
+    line = payload_error(run_payload('--variant', 'lrfs', '--data-dir', out))
+    assert 'was prepared for' in line
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--variant', 'lrfs', '--batch-size', '30'],
+     '29 images over 1 worker(s) do not fill one LR&FS batch of 30; lower --batch-size'),
+    (['--variant', 'hrvs', '--stage-dir', '/nonexistent/scratch'],
+     "stage directory '/nonexistent/scratch' does not exist or is not a directory"),
+    (['--variant', 'hrvs', '--input-probe-seconds', '-1'], '--input-probe-seconds must be >= 0'),
+])
+def test_more_bad_options(tiny_dataset, args, message):
+    assert payload_error(run_payload('--data-dir', tiny_dataset, *args)) == f'error: {message}'

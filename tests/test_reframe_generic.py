@@ -5,7 +5,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from conftest import make_dataset
+from conftest import image_path, make_dataset
 from reframe_runs import read_perflog, run_reframe
 
 
@@ -42,7 +42,7 @@ def test_default_run_logs_both_variants(default_run):
 @pytest.fixture(scope='module')
 def broken_dataset(tmp_path_factory):
     root = make_dataset(tmp_path_factory.mktemp('broken') / 'mame')
-    victim = os.path.join(root, 'data', '5.jpg')
+    victim = image_path(root, 5)
     data = open(victim, 'rb').read()
     open(victim, 'wb').write(data[:len(data) // 2])
     return root, victim

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from payload import shapes
+from sizeshape_datasets import shapes
 
 
 @pytest.mark.parametrize('text, pixels', [
@@ -24,9 +24,16 @@ def test_budget_shape_downscales_keeping_aspect():
     assert abs(w / h - 2667 / 2900) < 0.01
 
 
-def test_budget_shape_never_upscales():
-    assert shapes.budget_shape(100, 50, 65_000) == (50, 100)
-    assert shapes.budget_shape(5000, 4000, None) == (4000, 5000)
+def test_budget_shape_upscales_to_the_budget_as_the_paper_does():
+    h, w = shapes.budget_shape(100, 50, 65_000)
+    assert 0.98 * 65_000 < h * w <= 65_000 and w == 2 * h
+    assert shapes.budget_shape(5000, 4000, None) == (4000, 5000)        # native
+
+
+def test_budget_shape_without_upscaling_keeps_small_images():
+    assert shapes.budget_shape(100, 50, 65_000, upscale=False) == (50, 100)
+    h, w = shapes.budget_shape(2667, 2900, 65_000, upscale=False)
+    assert 0.98 * 65_000 < h * w <= 65_000
 
 
 def test_buckets_are_bounded_and_contain_the_image():

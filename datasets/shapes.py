@@ -26,12 +26,14 @@ def parse_pixel_budget(text):
     return int(number * multiplier)
 
 
-def budget_shape(width, height, pixel_budget):
-    """(height, width) scaled down to at most ``pixel_budget`` pixels, aspect ratio kept.
+def budget_shape(width, height, pixel_budget, upscale=True):
+    """(height, width) resized to ``pixel_budget`` pixels (at most), aspect ratio kept.
 
-    Images already within the budget keep their native size: never upscale.
+    As the MAMe baselines' R65k-VS and R360k-VS: every image is resized to the
+    budget, down or up; ``upscale=False`` keeps images already within the budget
+    at their native size. ``pixel_budget`` None keeps every image native.
     """
-    if pixel_budget is None or width * height <= pixel_budget:
+    if pixel_budget is None or (not upscale and width * height <= pixel_budget):
         return height, width
     factor = math.sqrt(pixel_budget / (width * height))
     return max(1, int(height * factor)), max(1, int(width * factor))

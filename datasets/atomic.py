@@ -1,0 +1,51 @@
+"""Write a file or a directory under a temporary name, and rename it into place when complete.
+
+An interrupted writer leaves nothing that looks complete, and an existing path
+is never overwritten.
+"""
+import contextlib
+import os
+import shutil
+import tempfile
+
+
+def _parent_of(path):
+    if os.path.exists(path):
+        raise FileExistsError(f'{path!r} already exists; refusing to overwrite it')
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    return parent
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def directory(path):
+    """Yield a temporary sibling directory of ``path``; renamed to ``path`` on success."""
+    tmp = tempfile.mkdtemp(prefix='.partial-', dir=_parent_of(path))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())        # mkdtemp made it private to its owner
+        os.rename(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+@contextlib.contextmanager
+def file(path, suffix=''):
+    """Yield a temporary sibling file name of ``path``; renamed to ``path`` on success."""
+    fd, tmp = tempfile.mkstemp(prefix='.partial-', suffix=suffix, dir=_parent_of(path))
+    os.close(fd)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o666 & ~_umask())        # mkstemp made it private to its owner
+        os.rename(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
