@@ -2,6 +2,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from sizeshape_datasets import mame, synthetic
@@ -19,6 +20,42 @@ def image_path(root, n):
     """The path of the ``n``-th image listed in a MAMe-layout root (names end in .jpg
     or .jpeg, as in the published dataset)."""
     return os.path.join(root, mame.IMAGE_DIR, mame.read_metadata(root)[n].image_file)
+
+
+# Rows in the form of the published MAMe_dataset.csv, one per quirk: the medium
+# 'Woven fabric ' with its trailing space, a Cleveland file name with dots ending in
+# .jpeg, a quoted instance ID with a comma, and an image above Pillow's
+# decompression-bomb limit (178,956,970 px; MAMe's largest has 373 Mpx).
+QUIRKS_CSV = ','.join(mame.COLUMNS) + '\n' + '\n'.join([
+    '0.jpg,Woven fabric ,Metropolitan Museum of Art,1927.117,train,5000.0,4000.0,20000000.0,1.25',
+    '1949.565.5.jpeg,Oil on canvas,The Cleveland Museum of Art,1949.565.5,train,21871.0,'
+    '14951.0,326993321.0,1.4629',
+    '2.jpg,Graphite,Metropolitan Museum of Art,"1984.433.193a, b",train,13400.0,13400.0,'
+    '179560000.0,1.0',
+    '3.jpg,Woven fabric ,Los Angeles County Museum of Art,M.2007.211.1,val,300.0,200.0,'
+    '60000.0,1.5',
+]) + '\n'
+BOMB_SIDE = 13400          # 179.6 Mpx: above Pillow's limit
+
+
+def make_quirky_root(root):
+    """A MAMe-layout root with the published file's quirks and real JPEGs, the one above
+    Pillow's limit included (flat grey: 2 MB)."""
+    from PIL import Image
+    os.makedirs(os.path.join(root, mame.IMAGE_DIR))
+    with open(os.path.join(root, mame.METADATA_FILE), 'w') as f:
+        f.write(QUIRKS_CSV)
+    with open(os.path.join(root, mame.LABELS_FILE), 'w') as f:
+        f.writelines(f'{i},{name}\n' for i, name in enumerate(synthetic.MEDIUMS))
+    rng = np.random.default_rng(0)
+    for name, (w, h) in (('0.jpg', (250, 200)), ('1949.565.5.jpeg', (219, 150)),
+                         ('3.jpg', (300, 200))):
+        Image.fromarray(synthetic.class_image(3, w, h, rng, 29)).save(
+            os.path.join(root, mame.IMAGE_DIR, name))
+    with mame.no_pixel_limit():
+        Image.new('L', (BOMB_SIDE, BOMB_SIDE), 128).save(
+            os.path.join(root, mame.IMAGE_DIR, '2.jpg'), quality=90)
+    return str(root)
 
 
 @pytest.fixture(scope='session')

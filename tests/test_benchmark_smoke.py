@@ -15,18 +15,23 @@ def test_tiny_benchmark_prints_every_table(tmp_path):
          '--lrfs-model', 'smallcnn', '--lrfs-images', '8', '--lrfs-batch-size', '4',
          '--image-size', '64', '--crop-size', '56', '--repeats', '2', '--memory-repeats', '1',
          '--hdf5-repeats', '1', '--hrvs-images-per-class', '1', '--pixel-budget', '2k',
-         '--epochs', '2', '--peak-gflops', '100', '--json', str(out)],
+         '--epochs', '2', '--peak-gflops', '100', '--real-images', '2', '--real-max-mpx', '1',
+         '--real-budgets', '4k', '--real-repeats', '1', '--json', str(out)],
         capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for heading in ('### 1. Input pipeline', '### 2. HR&VS strategies', '### 3. Fidelity',
-                    '### 4. Spread over 2 repeats'):
+                    '### 4. Spread over 2 repeats', '### 5. Real resolution'):
         assert heading in proc.stdout
     assert 'JPEG files / in memory throughput' in proc.stdout
     assert 'HDF5 file / in memory throughput' in proc.stdout
     for strategy in ('single', 'padded', 'bucketed'):
         assert f'| {strategy} |' in proc.stdout
     runs = json.loads(out.read_text())
-    assert [len(runs[k]) for k in ('jpeg', 'memory', 'hdf5', 'hrvs')] == [2, 1, 1, 3]
+    assert [len(runs[k]) for k in ('jpeg', 'memory', 'hdf5', 'hrvs', 'real')] == [2, 1, 1, 3, 2]
+    assert '| ratio 8 (DCT scaling) |' in proc.stdout
+    assert '- 4k: prepared / on the fly throughput' in proc.stdout
+    prepared = [r['summary'] for r in runs['real'] if '--prepare' in r['args']]
+    assert prepared[0]['prepare_s'] > 0 and prepared[0]['stage_gb_per_s'] > 0
     assert runs['hdf5'][0]['summary']['data_format'] == 'hdf5'
     assert runs['memory'][0]['summary']['input'] == 'memory'
     for run in (r for rs in runs.values() for r in rs):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import image_path, make_dataset
+from conftest import BOMB_SIDE, image_path, make_dataset, make_quirky_root
 from sizeshape_datasets import derive_mame_shapes, mame, mame_shapes, stage, synthetic
 
 # The header of the real MAMe_dataset.csv (HPAI-BSC/MAMe-baselines, dataset/).
@@ -150,37 +150,9 @@ def test_reader_errors_name_the_problem(tmp_path, damage, message):
         mame.read_mame(root)
 
 
-# Rows in the form of the published MAMe_dataset.csv, one per quirk: the medium
-# 'Woven fabric ' with its trailing space, a Cleveland file name with dots ending in
-# .jpeg, a quoted instance ID with a comma, and an image above Pillow's
-# decompression-bomb limit (178,956,970 px; MAMe's largest has 373 Mpx).
-QUIRKS_CSV = REAL_MAME_HEADER + '\n' + '\n'.join([
-    '0.jpg,Woven fabric ,Metropolitan Museum of Art,1927.117,train,5000.0,4000.0,20000000.0,1.25',
-    '1949.565.5.jpeg,Oil on canvas,The Cleveland Museum of Art,1949.565.5,train,21871.0,'
-    '14951.0,326993321.0,1.4629',
-    '2.jpg,Graphite,Metropolitan Museum of Art,"1984.433.193a, b",train,13400.0,13400.0,'
-    '179560000.0,1.0',
-    '3.jpg,Woven fabric ,Los Angeles County Museum of Art,M.2007.211.1,val,300.0,200.0,'
-    '60000.0,1.5',
-]) + '\n'
-BOMB_SIDE = 13400          # 179.6 Mpx: above Pillow's limit
-
-
 @pytest.fixture(scope='module')
 def quirky_root(tmp_path_factory):
-    """A MAMe-layout root with the published file's quirks and real JPEGs."""
-    root = tmp_path_factory.mktemp('quirks') / 'mame'
-    os.makedirs(root / 'data')
-    (root / 'MAMe_dataset.csv').write_text(QUIRKS_CSV)
-    (root / 'MAMe_labels.csv').write_text(
-        ''.join(f'{i},{name}\n' for i, name in enumerate(synthetic.MEDIUMS)))
-    rng = np.random.default_rng(0)
-    for name, (w, h) in (('0.jpg', (250, 200)), ('1949.565.5.jpeg', (219, 150)),
-                         ('3.jpg', (300, 200))):
-        Image.fromarray(synthetic.class_image(3, w, h, rng, 29)).save(root / 'data' / name)
-    with mame.no_pixel_limit():      # a real JPEG of 179.6 Mpx (flat grey: 2 MB)
-        Image.new('L', (BOMB_SIDE, BOMB_SIDE), 128).save(root / 'data' / '2.jpg', quality=90)
-    return str(root)
+    return make_quirky_root(tmp_path_factory.mktemp('quirks') / 'mame')
 
 
 def test_reader_takes_the_published_quirks(quirky_root):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, image_path, make_dataset, payload_error, run_payload
+from conftest import REPO, image_path, make_dataset, make_quirky_root, payload_error, run_payload
 
 
 def records(proc, tag):
@@ -150,18 +150,7 @@ def test_hrvs_resizes_every_image_to_the_budget(tiny_dataset):
 def test_trains_on_the_published_quirks(tmp_path):
     """A MAMe layout with the published file's quirks, including a 179.6 Mpx JPEG above
     Pillow's limit, trains in both variants (DCT-scaled decoding keeps it cheap)."""
-    from test_datasets import BOMB_SIDE, QUIRKS_CSV
-    from PIL import Image
-    from sizeshape_datasets import mame, synthetic
-    root = tmp_path / 'mame'
-    os.makedirs(root / 'data')
-    (root / 'MAMe_dataset.csv').write_text(QUIRKS_CSV)
-    (root / 'MAMe_labels.csv').write_text(
-        ''.join(f'{i},{name}\n' for i, name in enumerate(synthetic.MEDIUMS)))
-    for name, size in (('0.jpg', (250, 200)), ('1949.565.5.jpeg', (219, 150)), ('3.jpg', (30, 20))):
-        Image.new('RGB', size, (200, 100, 50)).save(root / 'data' / name)
-    with mame.no_pixel_limit():
-        Image.new('L', (BOMB_SIDE, BOMB_SIDE), 128).save(root / 'data' / '2.jpg')
+    root = make_quirky_root(tmp_path / 'mame')
     epochs, summary = train(root, '--variant', 'hrvs', '--epochs', '2')
     assert epochs[0]['images'] == 3 and summary['max_pixels_per_image'] <= 65_000
     epochs, _ = train(root, '--variant', 'lrfs', '--epochs', '2', '--batch-size', '3')

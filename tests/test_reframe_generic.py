@@ -5,7 +5,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from conftest import image_path, make_dataset
+from conftest import image_path, make_dataset, make_quirky_root
 from reframe_runs import read_perflog, run_reframe
 
 
@@ -35,7 +35,13 @@ def test_default_run_logs_both_variants(default_run):
     assert records['lrfs']['batch_size'] == '16' and records['hrvs']['batch_size'] == '1'
     # HR&VS keeps every shape: one traced graph per image shape, shown, not averaged away.
     assert float(records['hrvs']['distinct_shapes_value']) > 20
-    assert float(records['lrfs']['distinct_shapes_value']) <= 2
+    assert float(records['lrfs']['distinct_shapes_value']) == 1       # fixed shape: one
+    # Like for like: HR&VS images carry at least the pixels of LR&FS's crops.
+    assert (float(records['hrvs']['pixels_per_image_value'])
+            >= float(records['lrfs']['pixels_per_image_value']) == 224 * 224)
+    for r in records.values():
+        assert float(r['input_throughput_value']) > 0 and r['input_throughput_unit'] == 'img/s'
+        assert 'prepare_time_value' not in r and 'stage_time_value' not in r   # not asked for
     assert 'Ran 3/9 test case(s)' in proc.stdout    # data, 2 single-scale runs; the other scales skip
 
 
@@ -65,7 +71,8 @@ def test_missing_data_dir_fails_with_payload_error(tmp_path):
 def test_corrupt_jpeg_fails_with_payload_error(tmp_path, broken_dataset):
     root, victim = broken_dataset
     (reason,) = expect_failure(tmp_path, '-n', 'variant=hrvs', '-S', f'data_dir={root}')
-    assert f"error: corrupt image '{victim}': truncated JPEG" in reason
+    assert (f"payload failed: error: {root}/MAMe_dataset.csv:7: corrupt image '{victim}': "
+            "truncated JPEG") in reason
 
 
 def test_bad_batch_size_fails_with_payload_error(tmp_path):
@@ -88,3 +95,21 @@ def test_data_path_with_spaces_runs(tmp_path, broken_dataset):
     (perflog,) = glob.glob(os.path.join(tmp_path, 'perflogs', '*', '*', 'TrainingTest.log'))
     (record,) = read_perflog(perflog)
     assert record['dataset'] == str(spaced) and record['result'] == 'pass'
+
+
+def test_published_quirks_prepared_and_staged(tmp_path):
+    """The published metadata's quirks (a 179.6 Mpx image among them) through ReFrame,
+    staged to a local directory and prepared at training resolution, each timed."""
+    root = make_quirky_root(tmp_path / 'mame')
+    scratch = tmp_path / 'scratch'
+    scratch.mkdir()
+    proc = run_reframe('-r', '-n', 'variant=hrvs', '-S', f'data_dir={root}', '-S', 'prepare=true',
+                       '-S', f'stage_dir={scratch}', cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    (perflog,) = glob.glob(os.path.join(tmp_path, 'perflogs', '*', '*', 'TrainingTest.log'))
+    (record,) = read_perflog(perflog)
+    assert record['result'] == 'pass' and record['prepare'] == 'true'
+    for var, unit in (('stage_time', 's'), ('stage_bandwidth', 'GB/s'), ('prepare_time', 's'),
+                      ('prepare_throughput', 'img/s')):
+        assert float(record[f'{var}_value']) > 0 and record[f'{var}_unit'] == unit
+    assert os.listdir(scratch) == []
