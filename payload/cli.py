@@ -56,6 +56,18 @@ def parse_args(argv):
                         'TF_CONFIG), mirrored over several local GPUs, else default')
     p.add_argument('--precision', default='float32', choices=PRECISIONS,
                    help='Keras dtype policy (mixed_float16 adds loss scaling); default float32')
+    p.add_argument('--step', default='split', choices=('split', 'fused'),
+                   help='split: the gradient graph is traced per input shape and the optimizer '
+                        'update once (default); fused: both in one graph, retraced whole per '
+                        'shape (the common pattern, to measure the difference)')
+    p.add_argument('--input-threads', type=int, default=0,
+                   help='threads of the input pipeline\'s own pool (tf.data private thread '
+                        'pool); 0: tf.data\'s default, shared with the training ops')
+    p.add_argument('--intra-op-threads', type=int,
+                   help='threads within one training op; default: the job\'s CPUs per task '
+                        '(SLURM_CPUS_PER_TASK) where set, else TensorFlow\'s default (all cores)')
+    p.add_argument('--inter-op-threads', type=int,
+                   help='training ops run at once; default: TensorFlow\'s')
     p.add_argument('--jit-compile', action='store_true',
                    help='compile the training step with XLA (tf.function(jit_compile=True))')
     p.add_argument('--input', default='files', choices=('files', 'memory'),
@@ -105,6 +117,12 @@ def validate(args):
         raise PayloadError('--crop-size must be between 1 and --image-size')
     if args.memory_limit_gib is not None and args.memory_limit_gib <= 0:
         raise PayloadError('--memory-limit-gib must be positive')
+    for name in ('input_threads', 'intra_op_threads', 'inter_op_threads'):
+        value = getattr(args, name)
+        if value is not None and value < 0:
+            raise PayloadError(f'--{name.replace("_", "-")} must be >= 0, got {value}')
+    if args.intra_op_threads is None and os.environ.get('SLURM_CPUS_PER_TASK', '').isdigit():
+        args.intra_op_threads = int(os.environ['SLURM_CPUS_PER_TASK'])
     if args.input_probe_seconds < 0:
         raise PayloadError('--input-probe-seconds must be >= 0')
     if args.peak_gflops is not None and not args.peak_gflops > 0:
@@ -192,6 +210,10 @@ def run(args):
 
     local_data.check_prepared(records, args)
     tf.get_logger().setLevel('ERROR')   # retracing warnings: traces are counted and reported
+    if args.intra_op_threads:           # before TensorFlow starts its thread pools
+        tf.config.threading.set_intra_op_parallelism_threads(args.intra_op_threads)
+    if args.inter_op_threads:
+        tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
     strategy, strategy_kind = distribute.make_strategy(args.strategy)   # before any other op
     worker, workers = distribute.worker_of(strategy)
     local_replicas = strategy.num_replicas_in_sync // workers
@@ -244,10 +266,12 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
 
     def worker_dataset(_):
         if args.variant == 'lrfs':
-            return data.lrfs_dataset(shard, args.image_size, args.crop_size,
-                                     args.batch_size, args.seed + worker)
-        return data.hrvs_dataset(shard, args.pixel_budget_px, args.hrvs_batching,
-                                 args.batch_size, args.seed + worker, args.upscale)
+            ds = data.lrfs_dataset(shard, args.image_size, args.crop_size,
+                                   args.batch_size, args.seed + worker)
+        else:
+            ds = data.hrvs_dataset(shard, args.pixel_budget_px, args.hrvs_batching,
+                                   args.batch_size, args.seed + worker, args.upscale)
+        return data.with_threads(ds, args.input_threads)
 
     memory_input_s = None
     if args.input == 'memory':
@@ -262,7 +286,7 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
         dataset = strategy.distribute_datasets_from_function(worker_dataset)
     step = train.TrainingStep(strategy, lambda: models.build(args.model, len(class_names)),
                               args.learning_rate, args.retracing == 'reduced',
-                              args.precision, args.jit_compile)
+                              args.precision, args.jit_compile, args.step)
     try:
         peak_gflops, peak_source, peak_measure_s = peak(args, step, workers, local_replicas)
     except train.WORKER_FAILURES as err:
@@ -302,7 +326,11 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
         'pixel_budget': args.pixel_budget if args.variant == 'hrvs' else None,
         'upscale': args.upscale if args.variant == 'hrvs' else None,
         'hrvs_batching': args.hrvs_batching if args.variant == 'hrvs' else None,
-        'retracing': args.retracing, 'seed': args.seed,
+        'retracing': args.retracing, 'step': args.step, 'seed': args.seed,
+        'input_threads': args.input_threads,
+        'intra_op_threads': tf.config.threading.get_intra_op_parallelism_threads(),
+        'inter_op_threads': tf.config.threading.get_inter_op_parallelism_threads(),
+        'cpus_available': len(os.sched_getaffinity(0)),
         'device_memory': None if resources.gpus() else resources.DEVICE_MEMORY_ON_CPU,
         'devices': resources.device_names(), 'versions': resources.versions(),
     })

@@ -86,6 +86,16 @@ def hrvs_dataset(records, pixel_budget, batching, batch_size, seed, upscale=True
     return ds.map(lambda image, label, hw, _: (image, label, hw)).prefetch(AUTOTUNE)
 
 
+def with_threads(dataset, threads):
+    """``dataset`` with a private pool of ``threads`` threads for its parallel work; 0:
+    unchanged (tf.data's default pool, shared with the training ops)."""
+    if not threads:
+        return dataset
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = threads
+    return dataset.with_options(options)
+
+
 def input_capacity(dataset, max_batches, max_seconds):
     """(images, seconds) of draining ``dataset`` alone, no training: at most
     ``max_batches`` batches or about ``max_seconds``, whichever comes first."""

@@ -20,17 +20,28 @@ WORKER_FAILURES = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
 LOSS_SUM, IMAGES, PIXELS, PROCESSED_PIXELS = range(4)
 
 
+STEPS = ('split', 'fused')
+
+
 class TrainingStep:
     """One optimisation step; counts how often TensorFlow traces a new graph.
 
+    ``step='split'`` (the default) traces the shape-dependent part, forward and
+    backward, once per input shape, and the optimizer update, whose variables
+    never change shape, once in all: a new HR&VS shape then costs only the
+    gradient graph. ``step='fused'`` holds both in one function, retraced whole
+    for every shape (the common pattern, kept to measure the difference).
+
     ``precision`` is a Keras dtype policy, set globally before the model is built
     (the final Dense layer stays float32); mixed_float16 scales the loss with
-    keras' LossScaleOptimizer. ``jit_compile`` compiles each replica's step with
-    XLA (the cross-replica reduction stays outside the compiled function).
+    keras' LossScaleOptimizer. ``jit_compile`` compiles each replica's
+    shape-dependent part with XLA (the cross-replica reduction stays outside).
     """
 
     def __init__(self, strategy, build_model, learning_rate, reduce_retracing,
-                 precision='float32', jit_compile=False):
+                 precision='float32', jit_compile=False, step='split'):
+        if step not in STEPS:
+            raise ValueError(f'unknown step {step!r}; choose from {STEPS}')
         self.strategy = strategy
         keras.mixed_precision.set_global_policy(precision)
         with strategy.scope():
@@ -41,35 +52,77 @@ class TrainingStep:
             self.optimizer = optimizer
             self.optimizer.build(self.model.trainable_variables)
         self.scale_loss = precision == 'mixed_float16'
+        self.jit_compile = jit_compile
         self.loss_fn = keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction='none')
         self.flops = flops.FlopCounter(self.model)
         self.traces = 0
-        self._replica = (tf.function(self._replica_step, jit_compile=True,
-                                     reduce_retracing=reduce_retracing)
-                         if jit_compile else self._replica_step)
-        self._step = tf.function(self._global_step, reduce_retracing=reduce_retracing)
+        replica = self._replica_fused if step == 'fused' else self._replica_gradients
+        self._replica = (tf.function(replica, jit_compile=True, reduce_retracing=reduce_retracing)
+                         if jit_compile else replica)
+        self._step = tf.function(self._global_fused if step == 'fused' else self._global_gradients,
+                                 reduce_retracing=reduce_retracing)
+        self._apply = None if step == 'fused' else tf.function(self._global_apply)
 
-    def _replica_step(self, images, labels, true_hw):
+    def _gradients(self, images, labels, true_hw):
         variables = self.model.trainable_variables
         with tf.GradientTape() as tape:
             per_image = self.loss_fn(labels, self.model(images, training=True))
             loss = tf.nn.compute_average_loss(per_image)      # mean over the global batch
             if self.scale_loss:
                 loss = self.optimizer.scale_loss(loss)
-        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
         shape = tf.cast(tf.shape(images), tf.float64)
-        return tf.stack([tf.reduce_sum(tf.cast(per_image, tf.float64)), shape[0],
-                         tf.reduce_sum(tf.reduce_prod(tf.cast(true_hw, tf.float64), axis=1)),
-                         shape[0] * shape[1] * shape[2]])
+        totals = tf.stack([tf.reduce_sum(tf.cast(per_image, tf.float64)), shape[0],
+                           tf.reduce_sum(tf.reduce_prod(tf.cast(true_hw, tf.float64), axis=1)),
+                           shape[0] * shape[1] * shape[2]])
+        return tape.gradient(loss, variables), totals
 
-    def _global_step(self, images, labels, true_hw):
+    def _replica_fused(self, images, labels, true_hw):
+        gradients, totals = self._gradients(images, labels, true_hw)
+        self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))
+        return totals
+
+    def _replica_gradients(self, images, labels, true_hw):
+        return self._gradients(images, labels, true_hw)
+
+    def _replica_apply(self, gradients):
+        # tf.identity places each gradient on this replica's device: gradients that
+        # arrive as function inputs have none, and the strategy's all-reduce (inside
+        # apply_gradients) needs it.
+        gradients = [tf.identity(g) for g in gradients]
+        self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))
+
+    def _global_fused(self, images, labels, true_hw):
         self.traces += 1          # Python side effects run only while tracing
         per_replica = self.strategy.run(self._replica, args=(images, labels, true_hw))
         return self.strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
+    def _global_gradients(self, images, labels, true_hw):
+        self.traces += 1
+        gradients, totals = self.strategy.run(self._replica, args=(images, labels, true_hw))
+        return gradients, self.strategy.reduce(tf.distribute.ReduceOp.SUM, totals, axis=None)
+
+    def _global_apply(self, gradients):
+        self.strategy.run(self._replica_apply, args=(gradients,))
+
+    def trace(self, images, labels, true_hw):
+        """Trace the shape-dependent graph for this batch's shape now; returns seconds.
+
+        Called before the first step of a new shape, so that tracing (Python and graph
+        building) is timed apart from what the first run adds (graph optimisation,
+        XLA compilation, kernel autotuning).
+        """
+        start = time.perf_counter()
+        self._step.get_concrete_function(images, labels, true_hw)
+        return time.perf_counter() - start
+
     def __call__(self, images, labels, true_hw):
-        return self._step(images, labels, true_hw)
+        """Run one step; returns the global (loss sum, images, pixels, processed pixels)."""
+        if self._apply is None:
+            return self._step(images, labels, true_hw)
+        gradients, totals = self._step(images, labels, true_hw)
+        self._apply(gradients)
+        return totals
 
     def global_sum(self, value, workers):
         """Sum a host number over the workers (one collective); the value itself for one worker."""
@@ -92,6 +145,7 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1):
     totals = tf.zeros([4], tf.float64)
     steps, input_wait = 0, 0.0
     step_shapes = collections.Counter()         # FLOPs are counted after the clock stops
+    new_shapes = {'seconds': 0.0, 'graph_build_s': 0.0, 'pixels': 0.0}
     start = time.perf_counter()
     iterator = iter(dataset)
     while True:
@@ -108,10 +162,21 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1):
         images, labels, true_hw = batch
         local_shapes = [tuple(x.shape[:3]) for x in
                         step.strategy.experimental_local_results(images)]
+        new_shape = not seen_shapes.issuperset(local_shapes)
         seen_shapes.update(local_shapes)
         step_shapes.update(local_shapes)
         try:
-            totals += step(images, labels, true_hw)
+            if new_shape:
+                # Timed on its own, synchronously: what a new shape costs (see summarise).
+                totals.numpy()
+                began = time.perf_counter()
+                new_shapes['graph_build_s'] += step.trace(images, labels, true_hw)
+                result = step(images, labels, true_hw)
+                new_shapes['pixels'] += float(result[PROCESSED_PIXELS])
+                new_shapes['seconds'] += time.perf_counter() - began
+            else:
+                result = step(images, labels, true_hw)
+            totals += result
         except tf.errors.ResourceExhaustedError:
             raise PayloadError('out of memory training on a batch of shape '
                                f'{"x".join(map(str, local_shapes[0]))}x3') from None
@@ -130,10 +195,37 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1):
         'gflops': gflops, 'gflops_per_s': gflops / seconds,
         'loss': loss_sum / max(images, 1), 'input_wait_s': input_wait,
         'new_shapes': len(seen_shapes) - shapes_before,
+        'new_shape_steps_s': new_shapes['seconds'],
+        'new_shape_graph_build_s': new_shapes['graph_build_s'],
+        'new_shape_pixels': int(new_shapes['pixels']),
+        'processed_pixels': int(processed),
         'traces': step.traces - traces_before,
         'device_peak_bytes': resources.device_peak_bytes(),
         'host_peak_rss_bytes': resources.host_peak_rss_bytes(),
     }
+
+
+def per_shape_costs(epochs, steady, jit_compile):
+    """What a new input shape costs, from the steps that met one, each timed on its own.
+
+    - ``trace_seconds_per_shape``: their time minus their steady cost, over the new
+      shapes; the steady cost of a step is taken proportional to the pixels it
+      processes (the steady epoch time over the pixels a steady epoch processes);
+    - ``graph_build_seconds_per_shape``: the tracing part alone (Python and graph
+      building), timed apart before each such step;
+    - ``compile_seconds``: with XLA, the rest of their excess in all (compilation);
+      None without XLA, where the rest is graph optimisation and kernel set-up.
+    """
+    count = sum(e['new_shapes'] for e in epochs)
+    if not count:
+        return {'trace_seconds_per_shape': None, 'graph_build_seconds_per_shape': None,
+                'compile_seconds': None}
+    per_pixel = steady / max(epochs[0]['processed_pixels'], 1)
+    excess = sum(e['new_shape_steps_s'] - per_pixel * e['new_shape_pixels'] for e in epochs)
+    build = sum(e['new_shape_graph_build_s'] for e in epochs)
+    return {'trace_seconds_per_shape': excess / count,
+            'graph_build_seconds_per_shape': build / count,
+            'compile_seconds': excess - build if jit_compile else None}
 
 
 def summarise(epochs, seen_shapes, step):
@@ -162,6 +254,7 @@ def summarise(epochs, seen_shapes, step):
         'final_loss': epochs[-1]['loss'],
         'device_peak_bytes': max(device_peaks) if device_peaks else None,
         'host_peak_rss_bytes': max(e['host_peak_rss_bytes'] for e in epochs),
+        **per_shape_costs(epochs, steady, step.jit_compile),
     }
 
 

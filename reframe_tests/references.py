@@ -133,8 +133,11 @@ def for_test(test):
                                       f'attribute of {name}')
     key = '/'.join(str(_index_value(test, a)) for a in index)
     recorded = ((meta.get('entries') or {}).get(key) or {}).get('workload') or {}
+    def text(value):        # as the perflog and the reference file write it
+        return ('true' if value else 'false') if isinstance(value, bool) else str(value)
+
     differing = [f'{k}={getattr(test, k)!r} (references: {v!r})' for k, v in recorded.items()
-                 if hasattr(test, k) and str(getattr(test, k)) != str(v)]
+                 if hasattr(test, k) and text(getattr(test, k)) != text(v)]
     if differing:
         getlogger().warning(f'{test.display_name}: not checked against {path} ({key}): it is '
                             f'for another workload: {", ".join(differing)}')

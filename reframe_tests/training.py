@@ -48,6 +48,9 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     # single trains at batch 1 whatever hrvs_batch_size says; padded and bucketed use it.
     hrvs_batching = variable(str, value='single')
     retracing = variable(str, value='per-shape')
+    # split: gradients traced per input shape, the optimizer update once; fused: one graph.
+    training_step = variable(str, value='split')
+    input_threads = variable(int, value=0)          # tf.data private pool; 0: tf.data's default
     precision = variable(str, value='float32')     # float32, mixed_float16, mixed_bfloat16
     jit_compile = variable(bool, value=False)      # XLA-compile the training step
     # Real MAMe root; default: the partition's extras['mame_root'], else synthetic data.
@@ -117,7 +120,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         opts = ['-m', 'payload', '--variant', self.variant, '--model', self.model,
                 '--data-dir', shlex.quote(data_dir), '--subset', self.subset,
                 '--epochs', str(self.epochs), '--batch-size', str(self.batch_size),
-                '--retracing', self.retracing, '--precision', self.precision]
+                '--retracing', self.retracing, '--precision', self.precision,
+                '--step', self.training_step, '--input-threads', str(self.input_threads)]
         if self.jit_compile:
             opts += ['--jit-compile']
         if self.prepare:
@@ -187,6 +191,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             'input_wait_fraction': value('input_wait_fraction', 'fraction'),
             'distinct_shapes': value('distinct_shapes', 'shapes'),
             'traced_graphs': value('traced_graphs', 'graphs'),
+            # What one new input shape costs: tracing, optimisation, compilation, autotuning.
+            'trace_seconds_per_shape': value('trace_seconds_per_shape', 's'),
             'padded_fraction': value('padded_fraction', 'fraction'),   # 0 on LR&FS
             'achieved_gflops': value('gflops_per_s', 'GFLOP/s'),
             'peak_fraction': value('peak_fraction', 'fraction'),
@@ -199,6 +205,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         if self.stage_dir or self.current_partition.extras.get('local_scratch'):
             self.perf_variables['stage_time'] = value('stage_s', 's')
             self.perf_variables['stage_bandwidth'] = value('stage_gb_per_s', 'GB/s')
+        if self.jit_compile:
+            self.perf_variables['compile_seconds'] = value('compile_seconds', 's')
         if self.prepare:
             self.perf_variables['prepare_time'] = value('prepare_s', 's')
             self.perf_variables['prepare_throughput'] = value('prepare_images_per_s', 'img/s')

@@ -14,9 +14,10 @@ OPTIONAL_INDEX_ATTRS = {'scale': 'single'}
 
 #: Test variables that define the work a run did; references are for one workload.
 WORKLOAD_FIELDS = {
-    None: ['dataset', 'subset', 'epochs', 'batch_size', 'retracing'],
+    None: ['dataset', 'subset', 'epochs', 'batch_size', 'retracing', 'training_step',
+           'precision', 'jit_compile', 'prepare'],
     'lrfs': ['image_size', 'crop_size'],
-    'hrvs': ['pixel_budget', 'hrvs_batching'],
+    'hrvs': ['pixel_budget', 'upscale', 'hrvs_batching'],
 }
 
 

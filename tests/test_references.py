@@ -31,7 +31,8 @@ def perf_values(steady, variant='lrfs', memory=650.0):
 
 
 def record(steady, i=0, variant='lrfs', system='generic', partition='default', tf='2.21.0',
-           epochs=3, environ='builtin', scale='single', result='pass', **perf):
+           epochs=3, environ='builtin', scale='single', result='pass', precision='float32',
+           **perf):
     """One perflog record as ReFrame's builtin filelog format writes it (text fields)."""
     values = perf_values(steady, variant)
     values.update(perf)
@@ -42,6 +43,7 @@ def record(steady, i=0, variant='lrfs', system='generic', partition='default', t
            'job_completion_time_unix': str(T0 + 60 * i), 'job_nodelist': 'node01',
            'jobid': str(1000 + i), 'model': 'smallcnn', 'partition': partition,
            'pixel_budget': '65k', 'retracing': 'per-shape', 'subset': 'train',
+           'precision': precision, 'jit_compile': 'false', 'training_step': 'split',
            'system': system, 'tensorflow_version': tf, 'variant': variant}
     if scale is not None:
         rec['scale'] = scale
@@ -414,7 +416,8 @@ def fake_test(epochs=3, **attrs):
     """What references.for_test reads of a TrainingTest."""
     values = dict(variant='lrfs', model='smallcnn', scale='single', epochs=epochs,
                   dataset=SYNTH, batch_size=16, subset='train', retracing='per-shape',
-                  image_size=256, crop_size=224)
+                  image_size=256, crop_size=224, precision='float32', jit_compile=False,
+                  training_step='split')
     values.update(attrs)
     test = type('TrainingTest', (), values)()
     test.current_system = types.SimpleNamespace(name='generic')
@@ -432,6 +435,19 @@ def test_hook_points_at_the_system_file_only_for_its_workload(tmp_path, capsys, 
     run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', refs)
     assert test_references.for_test(fake_test()) == {'$ref': str(refs / 'generic.yaml')}
     assert test_references.for_test(fake_test(epochs=5)) is None    # another workload
+    # Precision, XLA and the step kind are part of the workload: a bfloat16 run is not held
+    # to float32 references.
+    assert test_references.for_test(fake_test(precision='mixed_bfloat16')) is None
+    assert test_references.for_test(fake_test(jit_compile=True)) is None
+    assert test_references.for_test(fake_test(training_step='fused')) is None
+
+
+def test_propose_refuses_to_mix_precisions(tmp_path):
+    records = [record(1.0 + 0.01 * i, i, precision='float32' if i < 2 else 'mixed_bfloat16')
+               for i in range(4)]
+    runs = runs_of(records, tmp_path)
+    with pytest.raises(propose.Refusal, match='precision'):
+        propose.propose(runs, 'generic')
 
 
 def test_hook_rejects_an_index_the_test_cannot_answer(tmp_path, monkeypatch):

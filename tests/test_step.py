@@ -1,0 +1,97 @@
+"""The split training step (gradients traced per shape, the optimizer update once) against the
+fused one (both in one graph): the same losses for the same seed under every strategy,
+precision and XLA, fewer seconds per new shape, and the per-shape figures in the summary."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, payload_error, run_payload
+
+# Trains a few steps of each step kind on the same random batches, in a fresh process:
+# MirroredStrategy needs its two logical CPU devices before TensorFlow starts.
+EQUIVALENCE = r'''
+import json, os, sys
+os.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'
+import numpy as np, tensorflow as tf, keras
+cpu = tf.config.list_physical_devices('CPU')[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from payload import models, train
+strategy_kind, precision, jit = sys.argv[1], sys.argv[2], sys.argv[3] == 'jit'
+rng = np.random.default_rng(0)
+batches = [(rng.random((4, h, w, 3), np.float32), rng.integers(0, 29, 4).astype(np.int32),
+            np.tile([h, w], (4, 1)).astype(np.int32)) for h, w in ((40, 56), (64, 48), (40, 56))]
+losses = {}
+for kind in ('fused', 'split'):
+    strategy = (tf.distribute.MirroredStrategy(['/cpu:0', '/cpu:1']) if strategy_kind == 'mirrored'
+                else tf.distribute.get_strategy())
+    keras.utils.set_random_seed(0)
+    step = train.TrainingStep(strategy, lambda: models.build('smallcnn', 29), 1e-2, False,
+                              precision, jit, kind)
+    out = []
+    for images, labels, hw in batches * 2:
+        data = tf.data.Dataset.from_tensors((images, labels, hw))
+        (batch,) = list(strategy.experimental_distribute_dataset(data))
+        totals = step(*batch).numpy()
+        out.append(totals[train.LOSS_SUM] / totals[train.IMAGES])
+    losses[kind] = {'losses': out, 'traces': step.traces}
+print(json.dumps(losses))
+'''
+
+
+@pytest.mark.parametrize('strategy, precision, jit', [
+    ('default', 'float32', 'nojit'),
+    ('mirrored', 'float32', 'nojit'),
+    ('default', 'mixed_float16', 'nojit'),        # the loss-scaling path
+    ('default', 'mixed_bfloat16', 'nojit'),
+    ('default', 'float32', 'jit'),
+])
+def test_split_step_trains_as_the_fused_one(strategy, precision, jit):
+    proc = subprocess.run([sys.executable, '-c', EQUIVALENCE, strategy, precision, jit],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    fused, split = result['fused']['losses'], result['split']['losses']
+    tolerance = 1e-5 if precision == 'float32' else 2e-2
+    assert fused[3:] != fused[:3]                        # the weights did change
+    assert split == pytest.approx(fused, rel=tolerance, abs=tolerance)
+    assert result['fused']['traces'] == result['split']['traces'] == 2   # two shapes
+
+
+def summary_of(proc):
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [l for l in proc.stdout.splitlines() if l.startswith('SSB-SUMMARY ')]
+    return json.loads(line.split(' ', 1)[1])
+
+
+def test_split_costs_less_per_new_shape_and_says_so(tiny_dataset):
+    args = ['--variant', 'hrvs', '--data-dir', tiny_dataset, '--epochs', '2', '--pixel-budget',
+            '8k', '--input-probe-seconds', '0']
+    split = summary_of(run_payload(*args))
+    fused = summary_of(run_payload(*args, '--step', 'fused'))
+    assert split['step'] == 'split' and fused['step'] == 'fused'
+    assert split['first_loss'] == pytest.approx(fused['first_loss'], rel=1e-6)
+    assert split['final_loss'] == pytest.approx(fused['final_loss'], rel=1e-4)
+    for s in (split, fused):
+        assert s['traced_graphs'] == s['distinct_shapes'] > 20
+        assert 0 < s['graph_build_seconds_per_shape'] < s['trace_seconds_per_shape']
+        assert s['compile_seconds'] is None                       # no XLA
+    # The optimizer update is traced once instead of once per shape: its share goes.
+    assert split['graph_build_seconds_per_shape'] < 0.8 * fused['graph_build_seconds_per_shape']
+
+
+def test_xla_reports_compile_seconds_and_threads_are_reported(tiny_dataset):
+    s = summary_of(run_payload('--variant', 'lrfs', '--data-dir', tiny_dataset, '--epochs', '2',
+                               '--batch-size', '8', '--image-size', '64', '--crop-size', '56',
+                               '--jit-compile', '--input-threads', '1', '--intra-op-threads', '2',
+                               '--inter-op-threads', '1'))
+    assert s['distinct_shapes'] == 1 and s['compile_seconds'] is not None
+    assert (s['input_threads'], s['intra_op_threads'], s['inter_op_threads']) == (1, 2, 1)
+    assert s['cpus_available'] >= 1
+
+
+def test_bad_thread_counts(tiny_dataset):
+    line = payload_error(run_payload('--variant', 'lrfs', '--data-dir', tiny_dataset,
+                                     '--input-threads', '-1'))
+    assert line == 'error: --input-threads must be >= 0, got -1'
