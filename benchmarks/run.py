@@ -36,7 +36,16 @@ stdout is read line by line as it is written. It prints markdown tables:
    prepared once (``--prepare``), alternated and repeated: img/s, Mpx/s, input
    wait, input capacity (the pipeline drained alone); prepare and stage rates.
 
-``--sections`` picks which of input (1, 3, 4), hrvs (2) and real (5) to run.
+6. Reference step: the payload against a plain reference implementation of the
+   same step (benchmarks/reference_step.py: keras.applications model, one random
+   batch reused, one tf.function step, warm-up, timed steps), alternated and
+   repeated: steady img/s of LR&FS ResNet-50 at batch 8 and 224 px (payload
+   reading JPEG files, and from memory; reference built for any input size, as
+   the payload builds it, and for 224 px only), target >= 0.95; the first epoch's
+   overhead against the reference's first step; seconds per new input shape at
+   batch 1, split and fused payload step against the reference.
+
+``--sections`` picks which of input (1, 3, 4), hrvs (2), real (5) and reference (6) to run.
 
 Misses of a target are printed as such. The machine is measured as it is: the
 load average before and after is printed, since other jobs distort every number.
@@ -56,7 +65,8 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIME = '/usr/bin/time'
-TARGETS = {'input_ratio': 0.95, 'epoch_time_error': 0.02, 'rss_error': 0.05}
+TARGETS = {'input_ratio': 0.95, 'epoch_time_error': 0.02, 'rss_error': 0.05,
+           'reference_ratio': 0.95}
 
 
 class Run:
@@ -260,6 +270,107 @@ def render_real(args, real):
     return '\n'.join(out + [''])
 
 
+def reference(mode, *options):
+    """One run of benchmarks/reference_step.py; its JSON result."""
+    proc = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'reference_step.py'),
+                           mode, *map(str, options)], capture_output=True, text=True, cwd=REPO)
+    if proc.returncode != 0:
+        raise SystemExit(f'reference {mode} failed:\n{proc.stderr[-2000:]}')
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def reference_section(args, workdir, timedir):
+    """Section 6's runs: {'steady': {kind: [result]}, 'shapes': {kind: [seconds per shape]}}."""
+    from sizeshape_datasets import mame, shapes, synthetic
+    lrfs = os.path.join(workdir, 'reference-lrfs')
+    classes = max(1, min(len(synthetic.MEDIUMS), args.ref_images // 2))
+    synthetic.generate(lrfs, images_per_class=max(1, args.ref_images // classes), val_per_class=0,
+                       num_classes=classes, scale=args.lrfs_scale, seed=args.seed)
+    hrvs = os.path.join(workdir, 'reference-hrvs')
+    synthetic.generate(hrvs, images_per_class=1, val_per_class=0, num_classes=args.ref_shapes,
+                       scale=args.hrvs_scale, seed=args.seed)
+    budget = shapes.parse_pixel_budget(args.pixel_budget)
+    sizes = sorted({shapes.budget_shape(r.width, r.height, budget)
+                    for r in mame.read_mame(hrvs)[0]})
+    steps = 2 * (len(mame.read_mame(lrfs)[0]) // args.ref_batch_size)   # two epochs' worth
+    common = ['--model', args.ref_model, '--seed', args.seed, '--peak-gflops', '1',
+              '--input-probe-seconds', '0']
+    lrfs_args = ['--data-dir', lrfs, '--variant', 'lrfs', '--batch-size', args.ref_batch_size,
+                 '--image-size', 256, '--crop-size', 224, '--epochs', 3, *common]
+    ref_args = ['--model', args.ref_model, '--batch-size', args.ref_batch_size, '--size', 224,
+                '--steps', steps, '--seed', args.seed]
+    plan = []
+    for i in range(args.ref_repeats):      # alternated, so that drift hits every kind
+        plan += [('steady', 'payload, JPEG files', lambda: Run('payload files', lrfs_args, timedir)),
+                 ('steady', 'payload, in memory',
+                  lambda: Run('payload memory', [*lrfs_args, '--input', 'memory'], timedir)),
+                 ('steady', 'reference, any input size',
+                  lambda: reference('steady', *ref_args, '--input-shape', 'none')),
+                 ('steady', 'reference, 224 px only',
+                  lambda: reference('steady', *ref_args, '--input-shape', 'fixed'))]
+        for kind in ('split', 'fused'):
+            plan.append(('shapes', f'payload, {kind} step', lambda kind=kind: Run(
+                f'payload {kind}', ['--data-dir', hrvs, '--variant', 'hrvs', '--epochs', 2,
+                                    '--pixel-budget', args.pixel_budget, '--step', kind, *common],
+                timedir)))
+        plan.append(('shapes', 'reference (fused)', lambda: reference(
+            'shapes', '--model', args.ref_model, '--seed', args.seed,
+            '--shapes', ','.join(f'{h}x{w}' for h, w in sizes))))
+    out = {'steady': {}, 'shapes': {}, 'sizes': sizes, 'steps': steps}
+    for n, (table_name, kind, start) in enumerate(plan, 1):
+        print(f'[reference {n}/{len(plan)}] {kind} ({table_name}) ...', file=sys.stderr, flush=True)
+        out[table_name].setdefault(kind, []).append(start())
+    return out
+
+
+def render_reference(args, ref):
+    def steady_rate(result):
+        return result.summary['images_per_s'] if isinstance(result, Run) else result['images_per_s']
+
+    def first_cost(result):
+        return (result.summary['first_epoch_overhead_s'] if isinstance(result, Run)
+                else result['first_step_s'])
+
+    rows, medians = [], {}
+    for kind, results in ref['steady'].items():
+        rates = [steady_rate(r) for r in results]
+        medians[kind] = statistics.median(rates)
+        rows.append([kind, len(results), fmt(medians[kind]), f'{fmt(min(rates))}–{fmt(max(rates))}',
+                     fmt(statistics.median(first_cost(r) for r in results), 1)])
+    out = [f'### 6. Reference step: {args.ref_model}, LR&FS batch {args.ref_batch_size} at 224 px '
+           f'({ref["steps"]} timed reference steps, 3 payload epochs), runs alternated', '',
+           table(['implementation', 'runs', 'steady img/s (median)', 'img/s (min–max)',
+                  'payload: first-epoch overhead s; reference: first step s'], rows), '']
+    base = medians.get('reference, any input size')
+    if base:
+        for kind in ('payload, JPEG files', 'payload, in memory', 'reference, 224 px only'):
+            if kind in medians:
+                ratio = medians[kind] / base
+                target = (f' (target >= {TARGETS["reference_ratio"]}: '
+                          f'{verdict(ratio >= TARGETS["reference_ratio"])})'
+                          if kind == 'payload, JPEG files' else '')
+                out.append(f'- {kind} / reference, any input size: **{ratio:.3f}**{target}')
+    rows, per_shape = [], {}
+    for kind, results in ref['shapes'].items():
+        costs = [r.summary['trace_seconds_per_shape'] if isinstance(r, Run)
+                 else r['seconds_per_shape'] for r in results]
+        per_shape[kind] = statistics.median(costs)
+        rows.append([kind, len(results), fmt(per_shape[kind], 2),
+                     f'{fmt(min(costs), 2)}–{fmt(max(costs), 2)}'])
+    shapes_text = ', '.join(f'{h}x{w}' for h, w in ref['sizes'])
+    out += ['', f'Seconds per new input shape, HR&VS batch 1, {len(ref["sizes"])} shapes at '
+                f'{args.pixel_budget} ({shapes_text}):', '',
+            table(['step', 'runs', 's per new shape (median)', 'min–max'], rows), '']
+    split, fused = per_shape.get('payload, split step'), per_shape.get('payload, fused step')
+    reference_cost = per_shape.get('reference (fused)')
+    if split and fused:
+        out.append(f'- split / fused: **{split / fused:.2f}** ({fused / split:.1f}x less per shape)')
+    if split and reference_cost:
+        out.append(f'- payload split / reference: **{split / reference_cost:.2f}**; '
+                   f'payload fused / reference: **{fused / reference_cost:.2f}**')
+    return '\n'.join(out + [''])
+
+
 def load():
     try:
         return ' / '.join(f'{x:.2f}' for x in os.getloadavg())
@@ -291,8 +402,9 @@ def main(argv=None):
     p.add_argument('--peak-gflops', type=float,
                    help='peak GFLOP/s for peak_fraction (default: each run measures a matmul)')
     p.add_argument('--seed', type=int, default=0)
-    p.add_argument('--sections', default='input,hrvs,real',
-                   help='comma-separated: input (tables 1, 3, 4), hrvs (2), real (5)')
+    p.add_argument('--sections', default='input,hrvs,real,reference',
+                   help='comma-separated: input (tables 1, 3, 4), hrvs (2), real (5), '
+                        'reference (6)')
     p.add_argument('--real-images', type=int, default=29,
                    help='real-resolution JPEGs (one per class, up to 29)')
     p.add_argument('--real-max-mpx', type=float, default=40.0,
@@ -300,6 +412,12 @@ def main(argv=None):
     p.add_argument('--real-budgets', default='65k,360k', help='HR&VS pixel budgets, comma-separated')
     p.add_argument('--real-repeats', type=int, default=2)
     p.add_argument('--real-model', default='smallcnn')
+    p.add_argument('--ref-model', default='resnet50')
+    p.add_argument('--ref-images', type=int, default=48, help='LR&FS images of the reference '
+                                                              'comparison')
+    p.add_argument('--ref-batch-size', type=int, default=8)
+    p.add_argument('--ref-shapes', type=int, default=3, help='new HR&VS shapes to time')
+    p.add_argument('--ref-repeats', type=int, default=3)
     p.add_argument('--measure-decode', metavar='DIR', help=argparse.SUPPRESS)
     p.add_argument('--workdir', help='keep the data and /usr/bin/time reports here '
                                      '(default: a temporary directory, removed)')
@@ -309,8 +427,8 @@ def main(argv=None):
         print(json.dumps(measure_decode(args.measure_decode)))
         return 0
     sections = set(args.sections.split(','))
-    if not sections or sections - {'input', 'hrvs', 'real'}:
-        p.error(f'--sections takes input, hrvs and real, got {args.sections!r}')
+    if not sections or sections - {'input', 'hrvs', 'real', 'reference'}:
+        p.error(f'--sections takes input, hrvs, real and reference, got {args.sections!r}')
     if 'input' in sections and args.repeats < 2:
         p.error('--repeats must be >= 2 (the spread needs two runs)')
 
@@ -324,7 +442,7 @@ def main(argv=None):
               'the RSS comparison is skipped', file=sys.stderr)
     load_before = load()
     runs = {'jpeg': [], 'hdf5': [], 'memory': [], 'hrvs': []}
-    real = None
+    real = ref = None
     try:
         common = ['--epochs', args.epochs, '--precision', args.precision, '--seed', args.seed]
         if args.peak_gflops:
@@ -361,15 +479,20 @@ def main(argv=None):
                   file=sys.stderr, flush=True)
         if 'real' in sections:
             real = real_resolution(args, workdir, timedir)
+        if 'reference' in sections:
+            ref = reference_section(args, workdir, timedir)
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    report = render(args, runs, real, load_before, load(), time.monotonic() - started)
+    report = render(args, runs, real, ref, load_before, load(), time.monotonic() - started)
     print(report)
     if args.json:
         every = dict(runs)
         if real:
             every['real'] = [r for rs in real['runs'].values() for r in rs]
+        if ref:
+            every['reference'] = [r for table_runs in (ref['steady'], ref['shapes'])
+                                  for rs in table_runs.values() for r in rs if isinstance(r, Run)]
         with open(args.json, 'w') as f:
             json.dump({kind: [{'label': r.label, 'args': r.args, 'epochs': r.epochs,
                                'summary': r.summary, 'wall_s': r.wall_s,
@@ -378,9 +501,12 @@ def main(argv=None):
     return 0
 
 
-def render(args, runs, real, load_before, load_after, elapsed):
+def render(args, runs, real, ref, load_before, load_after, elapsed):
     real_runs = [r for rs in real['runs'].values() for r in rs] if real else []
-    all_runs = [r for kind in ('jpeg', 'hdf5', 'memory', 'hrvs') for r in runs[kind]] + real_runs
+    ref_runs = ([r for table_runs in (ref['steady'], ref['shapes']) for rs in table_runs.values()
+                 for r in rs if isinstance(r, Run)] if ref else [])
+    all_runs = ([r for kind in ('jpeg', 'hdf5', 'memory', 'hrvs') for r in runs[kind]]
+                + real_runs + ref_runs)
     first = all_runs[0].summary
     out = [f'## size-shape-bench payload benchmark, {datetime.date.today().isoformat()}', '',
            f'- machine: {"; ".join(first["devices"])}; {platform.platform()}',
@@ -479,6 +605,9 @@ def render(args, runs, real, load_before, load_after, elapsed):
     # 5. Real resolution
     if real:
         out.append(render_real(args, real))
+    # 6. Reference step
+    if ref:
+        out.append(render_reference(args, ref))
     return '\n'.join(out)
 
 
