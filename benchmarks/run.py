@@ -45,7 +45,13 @@ stdout is read line by line as it is written. It prints markdown tables:
    overhead against the reference's first step; seconds per new input shape at
    batch 1, split and fused payload step against the reference.
 
-``--sections`` picks which of input (1, 3, 4), hrvs (2), real (5) and reference (6) to run.
+7. Threads on a CPU node: decoding and training share the cores. The payload with
+   ``--input-threads`` 0 (tf.data's default pool), 1 and 2, alternated and repeated,
+   on real-resolution JPEGs: HR&VS smallcnn (decoding-bound) and LR&FS ResNet-50
+   (compute-bound): img/s, input wait, input capacity.
+
+``--sections`` picks which of input (1, 3, 4), hrvs (2), real (5), reference (6) and
+threads (7) to run.
 
 Misses of a target are printed as such. The machine is measured as it is: the
 load average before and after is printed, since other jobs distort every number.
@@ -371,6 +377,44 @@ def render_reference(args, ref):
     return '\n'.join(out + [''])
 
 
+def threads_section(args, workdir, timedir):
+    """Section 7's runs: {(workload, input threads): [Run]}."""
+    from sizeshape_datasets import synthetic
+    root = os.path.join(workdir, 'threads')
+    synthetic.generate(root, images_per_class=1, val_per_class=0, num_classes=args.threads_images,
+                       scale=1.0, max_mpx=args.threads_max_mpx, seed=args.seed)
+    workloads = {
+        'HR&VS smallcnn 65k': ['--variant', 'hrvs', '--model', 'smallcnn', '--pixel-budget', '65k'],
+        f'LR&FS {args.ref_model} batch 4': ['--variant', 'lrfs', '--model', args.ref_model,
+                                             '--batch-size', 4],
+    }
+    runs = {}
+    plan = [(name, n) for _ in range(args.threads_repeats) for name in workloads
+            for n in args.threads.split(',')]
+    for i, (name, n) in enumerate(plan, 1):
+        print(f'[threads {i}/{len(plan)}] {name}, --input-threads {n} ...', file=sys.stderr,
+              flush=True)
+        runs.setdefault((name, n), []).append(Run(
+            f'{name} input threads {n}', ['--data-dir', root, *workloads[name], '--epochs', 3,
+                                          '--input-threads', n, '--peak-gflops', 1,
+                                          '--seed', args.seed], timedir))
+    return runs
+
+
+def render_threads(args, runs):
+    rows = []
+    for (name, n), rs in runs.items():
+        def med(key):
+            return statistics.median(r.summary[key] for r in rs)
+        rows.append([name, n if n != '0' else '0 (tf.data default)', len(rs),
+                     fmt(med('images_per_s'), 2), fmt(med('input_wait_fraction'), 3),
+                     fmt(med('input_images_per_s'), 1), rs[0].summary['cpus_available']])
+    return '\n'.join([f'### 7. Threads: {args.threads_images} JPEGs with MAMe\'s shapes (capped at '
+                      f'{args.threads_max_mpx} Mpx), runs alternated, medians', '',
+                      table(['workload', 'input threads', 'runs', 'img/s', 'input wait fraction',
+                             'input capacity img/s', 'CPUs'], rows), ''])
+
+
 def load():
     try:
         return ' / '.join(f'{x:.2f}' for x in os.getloadavg())
@@ -402,9 +446,9 @@ def main(argv=None):
     p.add_argument('--peak-gflops', type=float,
                    help='peak GFLOP/s for peak_fraction (default: each run measures a matmul)')
     p.add_argument('--seed', type=int, default=0)
-    p.add_argument('--sections', default='input,hrvs,real,reference',
+    p.add_argument('--sections', default='input,hrvs,real,reference,threads',
                    help='comma-separated: input (tables 1, 3, 4), hrvs (2), real (5), '
-                        'reference (6)')
+                        'reference (6), threads (7)')
     p.add_argument('--real-images', type=int, default=29,
                    help='real-resolution JPEGs (one per class, up to 29)')
     p.add_argument('--real-max-mpx', type=float, default=40.0,
@@ -418,6 +462,10 @@ def main(argv=None):
     p.add_argument('--ref-batch-size', type=int, default=8)
     p.add_argument('--ref-shapes', type=int, default=3, help='new HR&VS shapes to time')
     p.add_argument('--ref-repeats', type=int, default=3)
+    p.add_argument('--threads', default='0,1,2', help='--input-threads values to compare')
+    p.add_argument('--threads-images', type=int, default=12)
+    p.add_argument('--threads-max-mpx', type=float, default=10.0)
+    p.add_argument('--threads-repeats', type=int, default=2)
     p.add_argument('--measure-decode', metavar='DIR', help=argparse.SUPPRESS)
     p.add_argument('--workdir', help='keep the data and /usr/bin/time reports here '
                                      '(default: a temporary directory, removed)')
@@ -427,8 +475,9 @@ def main(argv=None):
         print(json.dumps(measure_decode(args.measure_decode)))
         return 0
     sections = set(args.sections.split(','))
-    if not sections or sections - {'input', 'hrvs', 'real', 'reference'}:
-        p.error(f'--sections takes input, hrvs, real and reference, got {args.sections!r}')
+    if not sections or sections - {'input', 'hrvs', 'real', 'reference', 'threads'}:
+        p.error(f'--sections takes input, hrvs, real, reference and threads, '
+                f'got {args.sections!r}')
     if 'input' in sections and args.repeats < 2:
         p.error('--repeats must be >= 2 (the spread needs two runs)')
 
@@ -442,7 +491,7 @@ def main(argv=None):
               'the RSS comparison is skipped', file=sys.stderr)
     load_before = load()
     runs = {'jpeg': [], 'hdf5': [], 'memory': [], 'hrvs': []}
-    real = ref = None
+    real = ref = threads = None
     try:
         common = ['--epochs', args.epochs, '--precision', args.precision, '--seed', args.seed]
         if args.peak_gflops:
@@ -481,10 +530,13 @@ def main(argv=None):
             real = real_resolution(args, workdir, timedir)
         if 'reference' in sections:
             ref = reference_section(args, workdir, timedir)
+        if 'threads' in sections:
+            threads = threads_section(args, workdir, timedir)
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    report = render(args, runs, real, ref, load_before, load(), time.monotonic() - started)
+    report = render(args, runs, real, ref, threads, load_before, load(),
+                    time.monotonic() - started)
     print(report)
     if args.json:
         every = dict(runs)
@@ -493,6 +545,8 @@ def main(argv=None):
         if ref:
             every['reference'] = [r for table_runs in (ref['steady'], ref['shapes'])
                                   for rs in table_runs.values() for r in rs if isinstance(r, Run)]
+        if threads:
+            every['threads'] = [r for rs in threads.values() for r in rs]
         with open(args.json, 'w') as f:
             json.dump({kind: [{'label': r.label, 'args': r.args, 'epochs': r.epochs,
                                'summary': r.summary, 'wall_s': r.wall_s,
@@ -501,12 +555,13 @@ def main(argv=None):
     return 0
 
 
-def render(args, runs, real, ref, load_before, load_after, elapsed):
+def render(args, runs, real, ref, threads, load_before, load_after, elapsed):
     real_runs = [r for rs in real['runs'].values() for r in rs] if real else []
     ref_runs = ([r for table_runs in (ref['steady'], ref['shapes']) for rs in table_runs.values()
                  for r in rs if isinstance(r, Run)] if ref else [])
+    thread_runs = [r for rs in threads.values() for r in rs] if threads else []
     all_runs = ([r for kind in ('jpeg', 'hdf5', 'memory', 'hrvs') for r in runs[kind]]
-                + real_runs + ref_runs)
+                + real_runs + ref_runs + thread_runs)
     first = all_runs[0].summary
     out = [f'## size-shape-bench payload benchmark, {datetime.date.today().isoformat()}', '',
            f'- machine: {"; ".join(first["devices"])}; {platform.platform()}',
@@ -608,6 +663,9 @@ def render(args, runs, real, ref, load_before, load_after, elapsed):
     # 6. Reference step
     if ref:
         out.append(render_reference(args, ref))
+    # 7. Threads
+    if threads:
+        out.append(render_threads(args, threads))
     return '\n'.join(out)
 
 

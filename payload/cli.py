@@ -206,7 +206,7 @@ def run(args):
     import keras
     import tensorflow as tf
 
-    from payload import data, distribute, local_data, models, resources, train
+    from payload import distribute, local_data, models, resources
 
     local_data.check_prepared(records, args)
     tf.get_logger().setLevel('ERROR')   # retracing warnings: traces are counted and reported

@@ -36,3 +36,19 @@ def test_tiny_benchmark_prints_every_table(tmp_path):
     assert runs['memory'][0]['summary']['input'] == 'memory'
     for run in (r for rs in runs.values() for r in rs):
         assert len(run['arrivals']) == 2            # one arrival time per epoch line
+
+
+def test_tiny_reference_section_prints_its_tables(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, os.path.join(REPO, 'benchmarks', 'run.py'), '--sections', 'reference',
+         '--ref-images', '8', '--ref-batch-size', '4', '--ref-shapes', '2', '--ref-repeats', '1',
+         '--pixel-budget', '4k', '--hrvs-scale', '0.05', '--lrfs-scale', '0.05'],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert '### 6. Reference step: resnet50' in proc.stdout
+    for row in ('| payload, JPEG files | 1 |', '| reference, any input size | 1 |',
+                '| payload, split step | 1 |', '| payload, fused step | 1 |',
+                '| reference (fused) | 1 |'):
+        assert row in proc.stdout
+    assert '- payload, JPEG files / reference, any input size: **' in proc.stdout
+    assert '- split / fused: **' in proc.stdout
