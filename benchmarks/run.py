@@ -70,6 +70,8 @@ import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)          # run as a script from a checkout
+from payload import protocol  # noqa: E402
 TIME = '/usr/bin/time'
 TARGETS = {'input_ratio': 0.95, 'epoch_time_error': 0.02, 'rss_error': 0.05,
            'reference_ratio': 0.95}
@@ -96,10 +98,10 @@ class Run:
         for line in proc.stdout:
             now = time.monotonic()
             tag, _, body = line.partition(' ')
-            if tag == 'SSB-EPOCH':
+            if tag == protocol.EPOCH_TAG:
                 self.epochs.append(json.loads(body))
                 self.arrivals.append(now)
-            elif tag == 'SSB-SUMMARY':
+            elif tag == protocol.SUMMARY_TAG:
                 self.summary = json.loads(body)
         proc.wait()
         reader.join()

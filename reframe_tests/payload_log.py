@@ -13,14 +13,16 @@ import os
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
-EPOCH_PATTERN = r'^SSB-EPOCH (\{.*\})\s*$'
-SUMMARY_PATTERN = r'^SSB-SUMMARY (\{.*\})\s*$'
+from payload import protocol
+
+EPOCH_PATTERN = rf'^{protocol.EPOCH_TAG} (\{{.*\}})\s*$'
+SUMMARY_PATTERN = rf'^{protocol.SUMMARY_TAG} (\{{.*\}})\s*$'
 ERROR_PATTERN = r'^error: .*$'
 
 
 def record_files(stdout):
     """stdout (worker 0) and the ssb-worker-<index>.log files of the other workers beside it."""
-    return [stdout] + sorted(glob.glob(os.path.join(os.path.dirname(stdout), 'ssb-worker-*.log')))
+    return [stdout] + sorted(glob.glob(protocol.worker_file(os.path.dirname(stdout), '*')))
 
 
 def extract_records(pattern, stdout):

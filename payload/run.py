@@ -1,0 +1,201 @@
+"""One run of the payload: read the data, stage and prepare it, train, and summarise.
+
+Called by cli.py with validated arguments; every failure it can name is a PayloadError.
+"""
+import os
+import time
+
+from payload import PayloadError, protocol
+
+# A run waiting on input for more than this share of its time is input-bound.
+INPUT_BOUND_FRACTION = 0.1
+COMPUTE_DTYPE = {'float32': 'float32', 'mixed_float16': 'float16', 'mixed_bfloat16': 'bfloat16'}
+
+
+def check_memory(args, records, memory_model, limit_bytes):
+    from payload import data
+    for record, (batch, height, width) in data.batch_shapes(
+            records, args.variant, args.batch_size, args.image_size, args.crop_size,
+            args.pixel_budget_px, args.hrvs_batching, args.upscale):
+        need = memory_model.training_bytes(batch, height, width)
+        if need > limit_bytes:
+            raise PayloadError(
+                f'image {record.path!r} ({record.width}x{record.height} px, trained as '
+                f'{width}x{height} at batch {batch}) needs about {need / 2**30:.2f} GiB to train '
+                f'{args.model}, over the memory limit of {limit_bytes / 2**30:.2f} GiB; '
+                f'lower --pixel-budget or raise --memory-limit-gib')
+
+
+def process_age_s():
+    """Seconds since this process started (from /proc), else None."""
+    try:
+        with open('/proc/self/stat') as f:
+            started_ticks = int(f.read().rsplit(')', 1)[1].split()[19])
+        with open('/proc/uptime') as f:
+            uptime = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(uptime - started_ticks / os.sysconf('SC_CLK_TCK'), 2)
+
+
+def peak(args, step, workers, local_devices):
+    """(peak GFLOP/s of the whole run, where it comes from, seconds spent measuring)."""
+    if args.peak_gflops is not None:
+        return args.peak_gflops, 'option --peak-gflops', 0.0
+    from payload import flops
+    start = time.perf_counter()
+    dtype = COMPUTE_DTYPE[args.precision]
+    local, source = flops.measure_matmul_peak(dtype)
+    total = step.global_sum(local * local_devices, workers)
+    if local_devices > 1 or workers > 1:
+        source += f' x {local_devices} device(s) per worker, summed over {workers} worker(s)'
+    return total, source, time.perf_counter() - start
+
+
+def worker_died(worker, workers, when, err):
+    from payload import train
+    return PayloadError(f'worker {worker} of {workers}: another worker died or stopped '
+                        f'answering {when} ({train.describe_error(err)})')
+
+
+def run(args):
+    from sizeshape_datasets import hdf5, mame
+
+    # Data problems are reported before the seconds that importing TensorFlow takes.
+    try:
+        records, class_names = hdf5.read_dataset(args.data_dir, args.subset)
+    except mame.DatasetError as err:
+        raise PayloadError(str(err)) from None
+
+    import keras
+    import tensorflow as tf
+
+    from payload import distribute, local_data, models, resources
+
+    local_data.check_prepared(records, args)
+    tf.get_logger().setLevel('ERROR')   # retracing warnings: traces are counted and reported
+    if args.intra_op_threads:           # before TensorFlow starts its thread pools
+        tf.config.threading.set_intra_op_parallelism_threads(args.intra_op_threads)
+    if args.inter_op_threads:
+        tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
+    strategy, strategy_kind = distribute.make_strategy(args.strategy)   # before any other op
+    worker, workers = distribute.worker_of(strategy)
+    local_replicas = strategy.num_replicas_in_sync // workers
+    # LR&FS trains on full batches only, so that it sees one input shape.
+    per_step = args.batch_size * local_replicas
+    if args.variant == 'lrfs' and len(records) // workers < per_step:
+        raise PayloadError(f'{len(records)} images over {workers} worker(s) do not fill one '
+                           f'LR&FS batch of {per_step}; lower --batch-size')
+    shard = distribute.shard(records, worker, workers,
+                             per_step if args.variant == 'lrfs' or local_replicas > 1 else 1)
+    keras.utils.set_random_seed(args.seed)
+    if args.memory_limit_gib is not None:
+        limit = args.memory_limit_gib * 2**30
+    elif not resources.gpus():
+        limit = resources.host_memory_limit_bytes()
+    else:
+        limit = None
+    if limit is not None:
+        check_memory(args, shard, models.MemoryModel(args.model, len(class_names)), limit)
+
+    out = protocol.worker_records(args.worker_records_dir, worker)
+    with local_data.ready(args, shard, class_names, worker) as (shard, local_info):
+        summary = train_and_summarise(args, shard, class_names, worker, workers, local_replicas,
+                                      strategy, strategy_kind, out)
+    summary.update(local_info)
+    summary.update({
+        'memory_limit_bytes': limit, 'dataset_images': len(records),
+        'images_left_out': len(records) - workers * len(shard),
+        'dataset': os.path.abspath(args.data_dir),
+        'data_format': ('prepared' if hdf5.is_prepared(shard) else         # what was trained on
+                        'hdf5' if isinstance(shard[0], hdf5.HDF5Record) else 'jpeg'),
+    })
+    protocol.emit(protocol.SUMMARY_TAG, summary, out)
+
+
+def trained_pixels(args, shard):
+    """(mean, max) pixels per trained image, from the planned shapes (padding excluded)."""
+    from payload import data
+    if args.variant == 'lrfs':
+        return args.crop_size ** 2, args.crop_size ** 2
+    pixels = [h * w for h, w in data.hrvs_targets(shard, args.pixel_budget_px, args.upscale)]
+    return sum(pixels) / len(pixels), max(pixels)
+
+
+def train_and_summarise(args, shard, class_names, worker, workers, local_replicas,
+                        strategy, strategy_kind, out):
+    import tensorflow as tf
+
+    from payload import data, flops, models, resources, train
+
+    def worker_dataset(_):
+        if args.variant == 'lrfs':
+            ds = data.lrfs_dataset(shard, args.image_size, args.crop_size,
+                                   args.batch_size, args.seed + worker)
+        else:
+            ds = data.hrvs_dataset(shard, args.pixel_budget_px, args.hrvs_batching,
+                                   args.batch_size, args.seed + worker, args.upscale)
+        return data.with_threads(ds, args.input_threads)
+
+    memory_input_s = None
+    if args.input == 'memory':
+        start = time.perf_counter()
+        try:
+            replay = data.in_memory(worker_dataset(None))
+        except tf.errors.OpError as err:
+            raise PayloadError(f'reading input: {train.describe_error(err)}') from None
+        memory_input_s = time.perf_counter() - start
+        dataset = strategy.distribute_datasets_from_function(lambda _: replay)
+    else:
+        dataset = strategy.distribute_datasets_from_function(worker_dataset)
+    step = train.TrainingStep(strategy, lambda: models.build(args.model, len(class_names)),
+                              args.learning_rate, args.retracing == 'reduced',
+                              args.precision, args.jit_compile, args.step)
+    try:
+        peak_gflops, peak_source, peak_measure_s = peak(args, step, workers, local_replicas)
+    except train.WORKER_FAILURES as err:
+        raise worker_died(worker, workers, 'before training', err) from None
+    setup_s = process_age_s()
+    seen_shapes, epochs = set(), []
+    for epoch in range(1, args.epochs + 1):
+        try:
+            epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers))
+        except train.WORKER_FAILURES as err:
+            raise worker_died(worker, workers, f'in epoch {epoch}', err) from None
+        protocol.emit(protocol.EPOCH_TAG, {'worker': worker, **epochs[-1]}, out)
+    summary = train.summarise(epochs, seen_shapes, step)
+    input_images_per_s = None
+    if args.input_probe_seconds > 0:
+        images, seconds = data.input_capacity(worker_dataset(None), summary['steps_per_epoch'],
+                                              args.input_probe_seconds)
+        input_images_per_s = step.global_sum(images / seconds, workers)
+    mean_pixels, max_pixels = trained_pixels(args, shard)
+    summary.update({
+        'input_images_per_s': input_images_per_s,
+        'input_bound': summary['input_wait_fraction'] > INPUT_BOUND_FRACTION,
+        'input_bound_fraction': INPUT_BOUND_FRACTION,
+        'mean_pixels_per_image': mean_pixels, 'max_pixels_per_image': max_pixels,
+        'peak_gflops': peak_gflops, 'peak_source': peak_source,
+        'peak_fraction': summary['gflops_per_s'] / peak_gflops,
+        'flops_convention': flops.CONVENTION, 'flops_count_s': step.flops.seconds,
+        'peak_measure_s': peak_measure_s, 'setup_s': setup_s,
+        'precision': args.precision, 'jit_compile': args.jit_compile, 'input': args.input,
+        'memory_input_s': memory_input_s,
+        'worker': worker, 'workers': workers, 'replicas': strategy.num_replicas_in_sync,
+        'strategy': strategy_kind, 'variant': args.variant, 'model': args.model,
+        'batch_size': args.batch_size, 'global_batch_size': args.batch_size * strategy.num_replicas_in_sync,
+        'subset': args.subset, 'classes': len(class_names),
+        'image_size': args.image_size if args.variant == 'lrfs' else None,
+        'crop_size': args.crop_size if args.variant == 'lrfs' else None,
+        'pixel_budget': args.pixel_budget if args.variant == 'hrvs' else None,
+        'upscale': args.upscale if args.variant == 'hrvs' else None,
+        'hrvs_batching': args.hrvs_batching if args.variant == 'hrvs' else None,
+        'retracing': args.retracing, 'step': args.step, 'seed': args.seed,
+        'input_threads': args.input_threads,
+        'intra_op_threads': tf.config.threading.get_intra_op_parallelism_threads(),
+        'inter_op_threads': tf.config.threading.get_inter_op_parallelism_threads(),
+        'cpus_available': len(os.sched_getaffinity(0)),
+        'device_memory': None if resources.gpus() else resources.DEVICE_MEMORY_ON_CPU,
+        'devices': resources.device_names(), 'versions': resources.versions(),
+    })
+    return summary
