@@ -6,6 +6,8 @@ for the options and the output contract (``SSB-EPOCH`` / ``SSB-SUMMARY`` lines).
 
 
 MODELS = ('smallcnn', 'resnet50', 'vgg16')
+# split: gradients traced per input shape, the optimizer update once; fused: one graph.
+STEPS = ('split', 'fused')
 
 
 class PayloadError(Exception):

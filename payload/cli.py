@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 
-from payload import MODELS, PayloadError
+from payload import MODELS, STEPS, PayloadError
 from sizeshape_datasets.shapes import parse_pixel_budget
 
 VARIANTS = ('lrfs', 'hrvs')
@@ -48,7 +48,7 @@ def parse_args(argv):
                         'TF_CONFIG), mirrored over several local GPUs, else default')
     p.add_argument('--precision', default='float32', choices=PRECISIONS,
                    help='Keras dtype policy (mixed_float16 adds loss scaling); default float32')
-    p.add_argument('--step', default='split', choices=('split', 'fused'),
+    p.add_argument('--step', default=STEPS[0], choices=STEPS,
                    help='split: the gradient graph is traced per input shape and the optimizer '
                         'update once (default); fused: both in one graph, retraced whole per '
                         'shape (the common pattern, to measure the difference)')

@@ -11,16 +11,13 @@ import time
 import keras
 import tensorflow as tf
 
-from payload import PayloadError, flops, resources
+from payload import STEPS, PayloadError, flops, resources
 
 # Errors by which TensorFlow reports that another worker died or stopped answering.
 WORKER_FAILURES = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
                    tf.errors.CancelledError, tf.errors.AbortedError)
 # What one step returns, summed over every replica of every worker.
 LOSS_SUM, IMAGES, PIXELS, PROCESSED_PIXELS = range(4)
-
-
-STEPS = ('split', 'fused')
 
 
 class TrainingStep:
