@@ -1,7 +1,9 @@
 """Write a file or a directory under a temporary name, and rename it into place when complete.
 
 An interrupted writer leaves nothing that looks complete, and an existing path
-is never overwritten.
+is never overwritten unless the caller says so (``overwrite=True``: replaced in
+one rename, never left half-written). The one helper of every writer in the
+suite: datasets, packed and prepared files, reference files.
 """
 import contextlib
 import os
@@ -9,8 +11,8 @@ import shutil
 import tempfile
 
 
-def _parent_of(path):
-    if os.path.exists(path):
+def _parent_of(path, overwrite=False):
+    if os.path.exists(path) and not overwrite:
         raise FileExistsError(f'{path!r} already exists; refusing to overwrite it')
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
@@ -37,14 +39,15 @@ def directory(path):
 
 
 @contextlib.contextmanager
-def file(path, suffix=''):
+def file(path, suffix='', overwrite=False):
     """Yield a temporary sibling file name of ``path``; renamed to ``path`` on success."""
-    fd, tmp = tempfile.mkstemp(prefix='.partial-', suffix=suffix, dir=_parent_of(path))
+    fd, tmp = tempfile.mkstemp(prefix='.partial-', suffix=suffix,
+                               dir=_parent_of(path, overwrite))
     os.close(fd)
     try:
         yield tmp
         os.chmod(tmp, 0o666 & ~_umask())        # mkstemp made it private to its owner
-        os.rename(tmp, path)
+        os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)

@@ -26,9 +26,10 @@ import math
 import numbers
 import os
 import shutil
-import tempfile
 
 import yaml
+
+from sizeshape_datasets import atomic
 
 from . import TEST_NAME, __version__, variables
 from .runs import key_text
@@ -255,30 +256,22 @@ def _history_path(path, now):
 
 
 def write(path, text, now=None, test=TEST_NAME):
-    """Write atomically (temporary file, checked, then os.replace); the old file goes to history/.
+    """Write atomically (temporary file, checked, then renamed over the old one); the old file
+    goes to history/.
 
     Returns the history copy's path, or None when there was no previous file.
     """
     now = now or datetime.datetime.now(datetime.timezone.utc)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f'.{os.path.basename(path)}.', suffix='.tmp', dir=directory)
-    try:
-        with os.fdopen(fd, 'w') as f:
+    saved = None
+    with atomic.file(path, suffix='.tmp', overwrite=True) as tmp:
+        with open(tmp, 'w') as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
         with open(tmp) as f:
             parse(f.read(), path, test)        # never replace a file with one we cannot read
-        saved = None
         if os.path.exists(path):
             saved = _history_path(path, now)
             os.makedirs(os.path.dirname(saved), exist_ok=True)
             shutil.copy2(path, saved)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return saved
