@@ -37,7 +37,8 @@ def prepare(args):
         parts[subset] = records
     spec = preparing.spec(args.variant, args.image_size, shapes.parse_pixel_budget(args.pixel_budget),
                           args.upscale)
-    done = preparing.prepare(parts, args.out, class_names, spec, os.path.abspath(args.root))
+    done = preparing.prepare(parts, args.out, class_names, spec, os.path.abspath(args.root),
+                             hdf5.fingerprint(args.root))
     print(json.dumps({'out': args.out, 'prepared': spec, **done}))
 
 
@@ -50,7 +51,7 @@ def describe(args):
         'median_pixels': statistics.median(pixels), 'max_pixels': max(pixels),
         'min_aspect': min(i.width / i.height for i in images),
         'max_aspect': max(i.width / i.height for i in images),
-        'prepared': hdf5.prepared_for(images),
+        'prepared': hdf5.prepared_for(images), 'fingerprint': hdf5.fingerprint(args.root),
     }))
 
 

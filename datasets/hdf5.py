@@ -13,14 +13,17 @@ stores, per subset (group ``/train``, ``/val``, ``/test``, those with images):
 - ``file``: the image's file name in the MAMe layout (``Image file``);
 
 and, as attributes of the root, ``class_names`` (in label order), ``format``
-(``FORMAT``), ``format_version``, ``source`` (the root it was packed from) and, in a
-prepared file, ``prepared`` (JSON: the variant and resolution it was prepared for).
+(``FORMAT``), ``format_version``, ``source`` (the root it was packed from),
+``fingerprint`` (which dataset: the sha256 of the source's metadata files, and for a
+prepared file of those and the resolution) and, in a prepared file, ``prepared`` (JSON:
+the variant and resolution it was prepared for).
 
 The images are validated (headers, end-of-image marker) while packing, as the
 JPEG reader does; the file is written to a temporary sibling and renamed into
 place, and an existing file is never overwritten.
 """
 import dataclasses
+import hashlib
 import json
 import os
 
@@ -93,7 +96,7 @@ def pack(root, out, subsets=None):
                     jpeg[i] = np.frombuffer(image.read(), dtype=np.uint8)
             write_columns(group, records, [os.path.basename(r.path) for r in records])
             counts[subset] = len(records)
-        write_attributes(f, class_names, os.path.abspath(root))
+        write_attributes(f, class_names, os.path.abspath(root), mame.metadata_fingerprint(root))
     return counts
 
 
@@ -105,13 +108,31 @@ def write_columns(group, records, files):
     group.create_dataset('file', data=files, dtype=_h5py().string_dtype())
 
 
-def write_attributes(f, class_names, source, prepared=None):
+def write_attributes(f, class_names, source, fingerprint, prepared=None):
     f.attrs['class_names'] = np.array(class_names, dtype=_h5py().string_dtype())
     f.attrs['format'] = FORMAT
     f.attrs['format_version'] = FORMAT_VERSION
     f.attrs['source'] = source
+    if fingerprint:
+        f.attrs['fingerprint'] = fingerprint
     if prepared is not None:
         f.attrs['prepared'] = json.dumps(prepared, sort_keys=True)
+
+
+def fingerprint(location):
+    """Which dataset ``location`` holds: its metadata's sha256, or a packed or prepared
+    file's stored ``fingerprint``; None for a file packed before files stored one."""
+    if os.path.isdir(location):
+        return mame.metadata_fingerprint(location)
+    with open_file(location) as f:
+        value = f.attrs.get('fingerprint')
+    return str(value) if value is not None else None
+
+
+def derived_fingerprint(source, prepared):
+    """The fingerprint of ``source``'s data prepared at the resolution ``prepared``."""
+    digest = hashlib.sha256(f'{source}|{json.dumps(prepared, sort_keys=True)}'.encode())
+    return f'sha256:{digest.hexdigest()}' if source else None
 
 
 def is_hdf5(path):

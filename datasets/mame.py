@@ -16,6 +16,7 @@ The published metadata is read as it is (see docs/data.md):
 import contextlib
 import csv
 import dataclasses
+import hashlib
 import os
 
 from PIL import Image, UnidentifiedImageError
@@ -163,6 +164,15 @@ def read_mame(root, subset='train'):
         raise DatasetError(f'no {subset!r} images listed in {os.path.join(root, METADATA_FILE)!r}')
     names = sorted(labels, key=labels.get)
     return images, names
+
+
+def metadata_fingerprint(root):
+    """'sha256:<hex>' of the metadata and label files of ``root``: which dataset this is."""
+    digest = hashlib.sha256()
+    for name in (METADATA_FILE, LABELS_FILE):
+        with open(os.path.join(root, name), 'rb') as f:
+            digest.update(f.read())
+    return f'sha256:{digest.hexdigest()}'
 
 
 def count_rows(root, subset):

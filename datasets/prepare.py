@@ -38,7 +38,7 @@ def targets(records, prepared):
             for r in records]
 
 
-def prepare(parts, out, class_names, prepared, source):
+def prepare(parts, out, class_names, prepared, source, source_fingerprint=None):
     """Write the prepared file ``out`` (must not exist) from {subset: records}.
 
     Returns {'images', 'seconds', 'images_per_s', 'bytes'}: the
@@ -63,7 +63,8 @@ def prepare(parts, out, class_names, prepared, source):
                                        for r, (h, w) in zip(records, shaped)],
                                [os.path.basename(r.path) for r in records])
             images += len(records)
-        hdf5.write_attributes(f, class_names, source, prepared)
+        hdf5.write_attributes(f, class_names, source,
+                              hdf5.derived_fingerprint(source_fingerprint, prepared), prepared)
     seconds = time.perf_counter() - start
     return {'images': images, 'seconds': seconds, 'images_per_s': images / seconds,
             'bytes': os.path.getsize(out)}

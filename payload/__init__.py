@@ -5,6 +5,13 @@ for the options and the output contract (``SSB-EPOCH`` / ``SSB-SUMMARY`` lines).
 """
 
 
+# The payload's own version, in every SSB-SUMMARY and perflog record. The rule
+# (docs/versions.md): bump the minor version with any change that can move a
+# measured number (input pipeline, training step, timing, what is counted), the
+# major version with any change of the output contract, the patch version else.
+# ssb-references refuses to mix runs of different major.minor versions.
+PAYLOAD_VERSION = '1.0.0'
+
 MODELS = ('smallcnn', 'resnet50', 'vgg16')
 # split: gradients traced per input shape, the optimizer update once; fused: one graph.
 STEPS = ('split', 'fused')

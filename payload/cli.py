@@ -73,6 +73,9 @@ def parse_args(argv):
                    help='decode and resize this worker\'s images once, before training (timed '
                         'on its own), and train from the prepared pixels; see '
                         '"python -m sizeshape_datasets prepare"')
+    p.add_argument('--progress-seconds', type=float, default=60.0,
+                   help='print a progress line on stderr at most this often (epoch, steps, '
+                        'img/s, time left); 0: never')
     p.add_argument('--input-probe-seconds', type=float, default=10.0,
                    help='after training, drain the input pipeline alone for up to this long '
                         '(at most one epoch) to measure its capacity; 0: do not')

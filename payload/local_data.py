@@ -44,7 +44,8 @@ def ready(args, records, class_names, worker):
                 made.append(work)
                 out = os.path.join(work, f'prepared-worker{worker}.h5')
                 done = prepare.prepare({args.subset: records}, out, class_names, spec(args),
-                                       os.path.abspath(args.data_dir))
+                                       os.path.abspath(args.data_dir),
+                                       hdf5.fingerprint(args.data_dir))
                 records, _ = hdf5.read_hdf5(out, args.subset)
                 info.update(prepare_s=done['seconds'], prepare_images_per_s=done['images_per_s'],
                             prepare_bytes=done['bytes'])

@@ -2,11 +2,14 @@
 import os
 import platform
 import resource
+import subprocess
 import sys
 
 import keras
 import numpy as np
 import tensorflow as tf
+
+from payload import PAYLOAD_VERSION, provenance
 
 DEVICE_MEMORY_ON_CPU = 'not measured: no accelerator (host memory is host_peak_rss_bytes)'
 
@@ -67,6 +70,24 @@ def device_names():
 
 
 def versions():
-    return {'tensorflow': tf.__version__, 'keras': keras.__version__,
-            'numpy': np.__version__, 'python': platform.python_version(),
-            'platform': sys.platform}
+    """Software versions; on GPU nodes also CUDA and cuDNN (as TensorFlow was built with
+    them) and the NVIDIA driver (from nvidia-smi, when it answers)."""
+    out = {'payload': PAYLOAD_VERSION, 'suite': provenance.suite_version(),
+           'tensorflow': tf.__version__,
+           'keras': keras.__version__, 'numpy': np.__version__,
+           'python': platform.python_version(), 'platform': sys.platform}
+    if tf.config.list_physical_devices('GPU'):
+        build = tf.sysconfig.get_build_info()
+        out.update(cuda=build.get('cuda_version'), cudnn=build.get('cudnn_version'),
+                   rocm=build.get('rocm_version'), gpu_driver=gpu_driver())
+    return out
+
+
+def gpu_driver():
+    try:
+        proc = subprocess.run(['nvidia-smi', '--query-gpu=driver_version', '--format=csv,noheader'],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = proc.stdout.split()
+    return lines[0] if proc.returncode == 0 and lines else None

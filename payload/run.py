@@ -5,7 +5,7 @@ Called by cli.py with validated arguments; every failure it can name is a Payloa
 import os
 import time
 
-from payload import PayloadError, protocol
+from payload import PayloadError, protocol, provenance
 
 # A run waiting on input for more than this share of its time is input-bound.
 INPUT_BOUND_FRACTION = 0.1
@@ -107,10 +107,23 @@ def run(args):
         'memory_limit_bytes': limit, 'dataset_images': len(records),
         'images_left_out': len(records) - workers * len(shard),
         'dataset': os.path.abspath(args.data_dir),
+        'dataset_fingerprint': hdf5.fingerprint(args.data_dir),
+        'git_revision': provenance.git_revision(os.path.dirname(os.path.abspath(__file__))),
         'data_format': ('prepared' if hdf5.is_prepared(shard) else         # what was trained on
                         'hdf5' if isinstance(shard[0], hdf5.HDF5Record) else 'jpeg'),
     })
     protocol.emit(protocol.SUMMARY_TAG, summary, out)
+
+
+def planned_steps(args, shard):
+    """Steps per epoch, where the batching fixes them (bucketed batches depend on the order)."""
+    if args.variant == 'lrfs':
+        return len(shard) // args.batch_size
+    if args.hrvs_batching == 'single':
+        return len(shard)
+    if args.hrvs_batching == 'padded':
+        return -(-len(shard) // args.batch_size)
+    return None
 
 
 def trained_pixels(args, shard):
@@ -156,10 +169,13 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
     except train.WORKER_FAILURES as err:
         raise worker_died(worker, workers, 'before training', err) from None
     setup_s = process_age_s()
+    progress = (train.Progress(args.progress_seconds, args.epochs, planned_steps(args, shard),
+                               args.batch_size * strategy.num_replicas_in_sync)
+                if worker == 0 else None)
     seen_shapes, epochs = set(), []
     for epoch in range(1, args.epochs + 1):
         try:
-            epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers))
+            epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers, progress))
         except train.WORKER_FAILURES as err:
             raise worker_died(worker, workers, f'in epoch {epoch}', err) from None
         protocol.emit(protocol.EPOCH_TAG, {'worker': worker, **epochs[-1]}, out)

@@ -4,8 +4,10 @@ A hand-written loop (not keras.Model.fit) so that tracing, input waiting and
 per-shape costs are each measured where they happen.
 """
 import collections
+import datetime
 import re
 import statistics
+import sys
 import time
 
 import keras
@@ -136,7 +138,36 @@ class TrainingStep:
         return float(self._sum(tf.constant(value, tf.float64)))
 
 
-def run_epoch(epoch, dataset, step, seen_shapes, workers=1):
+class Progress:
+    """A line on stderr at most every ``every`` seconds while training: epoch, steps done of
+    the epoch's, images/s so far in the epoch and the time left. A person's view of a long
+    run (``tail -f`` the job's error file); no record: it has no SSB tag and is never parsed.
+    """
+
+    def __init__(self, every, epochs, planned_steps=None, images_per_step=1, stream=None):
+        self.every, self.epochs, self.steps = every, epochs, planned_steps
+        self.images_per_step, self.stream = images_per_step, stream or sys.stderr
+        self.last = time.perf_counter()
+
+    def update(self, epoch, steps, started):
+        now = time.perf_counter()
+        if self.every <= 0 or now - self.last < self.every:
+            return
+        self.last = now
+        elapsed = now - started
+        rate = steps / elapsed
+        text = f'progress: epoch {epoch}/{self.epochs}, step {steps}'
+        if self.steps:
+            left = (self.steps - steps) + (self.epochs - epoch) * self.steps
+            text += f'/{self.steps}, eta {datetime.timedelta(seconds=round(left / rate))}'
+        print(f'{text}, {rate * self.images_per_step:.1f} img/s in this epoch', file=self.stream,
+              flush=True)
+
+    def epoch_done(self, steps):
+        self.steps = steps            # later epochs take as many
+
+
+def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None):
     resources.reset_device_peaks()
     traces_before, shapes_before = step.traces, len(seen_shapes)
     totals = tf.zeros([4], tf.float64)
@@ -178,11 +209,15 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1):
             raise PayloadError('out of memory training on a batch of shape '
                                f'{"x".join(map(str, local_shapes[0]))}x3') from None
         steps += 1
+        if progress:
+            progress.update(epoch, steps, start)
     # Releasing the iterator can take a noticeable time (its pipeline shuts down):
     # it belongs to the epoch, not to the gap between epochs.
     del iterator
     loss_sum, images, pixels, processed = totals.numpy()   # waits for the last step
     seconds = time.perf_counter() - start
+    if progress:
+        progress.epoch_done(steps)
     gflops = step.global_sum(step.flops.training(step_shapes), workers) / 1e9
     return {
         'epoch': epoch, 'seconds': seconds, 'steps': steps, 'images': int(images),

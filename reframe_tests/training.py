@@ -16,6 +16,8 @@ import reframe.utility.udeps as udeps
 from reframe.core.builtins import (fixture, parameter, run_after, run_before,
                                    sanity_function, variable)
 
+from payload import provenance
+
 from . import payload_log, references, scaling
 from .environment import python_for
 from .mame_data import SyntheticMAMe
@@ -69,6 +71,11 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     hardware_ratio = variable(int, value=1)      # devices (GPU) or nodes (CPU) vs 'single'
     dataset = variable(str, value='')
     tensorflow_version = variable(str, value='unknown')
+    # Which code and data a result comes from (docs/versions.md).
+    payload_version = variable(str, value='unknown')
+    suite_version = variable(str, value='unknown')
+    git_revision = variable(str, value='unknown')         # of the suite's checkout, if any
+    dataset_fingerprint = variable(str, value='unknown')
 
     mame_data = fixture(SyntheticMAMe, scope='session')
     valid_prog_environs = ['+tensorflow', 'builtin']
@@ -175,7 +182,13 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         if self.is_dry_run():       # no output to read
             return
         stdout = os.path.join(self.stagedir, self.job.stdout)   # hooks run outside the stage dir
-        self.tensorflow_version = sn.evaluate(payload_log.summary(stdout))['versions']['tensorflow']
+        summary = sn.evaluate(payload_log.summary(stdout))
+        versions = summary['versions']
+        self.tensorflow_version = versions['tensorflow']
+        self.payload_version = versions['payload']
+        self.suite_version = versions['suite'] or 'unknown'
+        self.git_revision = provenance.git_revision(os.path.dirname(__file__)) or 'none'
+        self.dataset_fingerprint = summary['dataset_fingerprint'] or 'unknown'
 
         def value(key, unit, scale=1.0):
             return sn.make_performance_function(
