@@ -39,6 +39,8 @@ class KeyProposal:
     def meta(self):
         runs = self.runs
         tf_versions = sorted({r.tensorflow_version for r in runs if r.tensorflow_version})
+        payloads = sorted({r.payload_version for r in runs if r.payload_version})
+        suites = sorted({r.get('suite_version') for r in runs if r.get('suite_version')})
         return {
             'runs': len(runs),
             'first_run': runs[0].when.strftime('%Y-%m-%dT%H:%M:%SZ'),
@@ -47,6 +49,8 @@ class KeyProposal:
             'nodes': sorted({r.get('job_nodelist') for r in runs if r.get('job_nodelist')}),
             'environ': runs[-1].environ,
             'tensorflow_version': tf_versions[0] if len(tf_versions) == 1 else tf_versions,
+            'payload_version': (payloads[0] if len(payloads) == 1 else payloads) or None,
+            'suite_version': (suites[0] if len(suites) == 1 else suites) or None,
             'workload': {k: _yaml_value(v) for k, v in runs[-1].workload().items()},
         }
 
@@ -129,6 +133,12 @@ def _check_key(key, runs, allow_mixed_versions):
         problems.append(f'{key_text(key)}: runs mix TensorFlow versions '
                         f'{", ".join(sorted(map(str, versions)))}: select one with --since/--last, '
                         f'or pass --allow-mixed-versions')
+    series = {r.payload_series for r in runs}
+    if len(series) > 1 and not allow_mixed_versions:
+        problems.append(f'{key_text(key)}: runs mix payload versions '
+                        f'{", ".join(sorted(map(str, series)))} (major.minor; a new minor version '
+                        f'can move the numbers): select one with --since/--last, or pass '
+                        f'--allow-mixed-versions')
     environs = {r.environ for r in runs}
     if len(environs) > 1:
         problems.append(f'{key_text(key)}: runs mix environments {", ".join(sorted(environs))}: '

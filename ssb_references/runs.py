@@ -71,6 +71,16 @@ class Run:
     def tensorflow_version(self):
         return self.fields.get('tensorflow_version')
 
+    @property
+    def payload_version(self):
+        return self.fields.get('payload_version')
+
+    @property
+    def payload_series(self):
+        """major.minor of the payload version: runs of one series measure alike."""
+        version = self.payload_version
+        return '.'.join(version.split('.')[:2]) if version else None
+
     def get_index(self, attr):
         """An index attribute's value (the default of an optional one the run predates)."""
         value = self.fields.get(attr)

@@ -442,6 +442,21 @@ def test_hook_points_at_the_system_file_only_for_its_workload(tmp_path, capsys, 
     assert test_references.for_test(fake_test(training_step='fused')) is None
 
 
+def test_propose_refuses_to_mix_payload_series(tmp_path):
+    records = [record(1.0 + 0.01 * i, i) for i in range(4)]
+    for i, rec in enumerate(records):
+        rec['payload_version'] = '1.0.3' if i < 2 else '1.1.0'
+    runs = runs_of(records, tmp_path)
+    with pytest.raises(propose.Refusal, match=r'runs mix payload versions 1\.0, 1\.1'):
+        propose.propose(runs, 'generic')
+    proposals, _ = propose.propose(runs, 'generic', allow_mixed_versions=True)
+    (kp,) = proposals.values()
+    assert kp.meta()['payload_version'] == ['1.0.3', '1.1.0']
+    same = runs_of([dict(r, payload_version='1.0.3') for r in records], tmp_path, 'same.log')
+    (kp,) = propose.propose(same, 'generic')[0].values()
+    assert kp.meta()['payload_version'] == '1.0.3'
+
+
 def test_propose_refuses_to_mix_precisions(tmp_path):
     records = [record(1.0 + 0.01 * i, i, precision='float32' if i < 2 else 'mixed_bfloat16')
                for i in range(4)]

@@ -1,10 +1,13 @@
 """End to end: ``reframe -c reframe_tests -r`` on ReFrame's builtin generic system."""
 import glob
+import importlib.metadata
 import os
+import re
 
 import pytest
 import tensorflow as tf
 
+import payload
 from conftest import image_path, make_dataset, make_quirky_root
 from reframe_runs import read_perflog, run_reframe
 
@@ -42,6 +45,12 @@ def test_default_run_logs_both_variants(default_run):
     for r in records.values():
         assert float(r['input_throughput_value']) > 0 and r['input_throughput_unit'] == 'img/s'
         assert 'prepare_time_value' not in r and 'stage_time_value' not in r   # not asked for
+        # Which code and data the result comes from.
+        assert r['payload_version'] == payload.PAYLOAD_VERSION
+        assert r['suite_version'] == importlib.metadata.version('size-shape-bench')
+        assert re.fullmatch(r'sha256:[0-9a-f]{64}', r['dataset_fingerprint'])
+        assert re.fullmatch(r'[0-9a-f]{40}(-dirty)?|none', r['git_revision'])
+        assert float(r['trace_seconds_per_shape_value']) > 0
     assert 'Ran 3/9 test case(s)' in proc.stdout    # data, 2 single-scale runs; the other scales skip
 
 
