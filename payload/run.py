@@ -3,9 +3,10 @@
 Called by cli.py with validated arguments; every failure it can name is a PayloadError.
 """
 import os
+import sys
 import time
 
-from payload import PayloadError, protocol, provenance
+from payload import PayloadError, energy, protocol, provenance
 
 # A run waiting on input for more than this share of its time is input-bound.
 INPUT_BOUND_FRACTION = 0.1
@@ -168,6 +169,9 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
         peak_gflops, peak_source, peak_measure_s = peak(args, step, workers, local_replicas)
     except train.WORKER_FAILURES as err:
         raise worker_died(worker, workers, 'before training', err) from None
+    meter, unavailable = energy.open_meter()
+    if meter is None:
+        print(f'energy: {unavailable}', file=sys.stderr, flush=True)
     setup_s = process_age_s()
     progress = (train.Progress(args.progress_seconds, args.epochs, planned_steps(args, shard),
                                args.batch_size * strategy.num_replicas_in_sync)
@@ -175,7 +179,8 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
     seen_shapes, epochs = set(), []
     for epoch in range(1, args.epochs + 1):
         try:
-            epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers, progress))
+            epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers, progress,
+                                          energy.EpochEnergy(meter)))
         except train.WORKER_FAILURES as err:
             raise worker_died(worker, workers, f'in epoch {epoch}', err) from None
         protocol.emit(protocol.EPOCH_TAG, {'worker': worker, **epochs[-1]}, out)
@@ -187,6 +192,9 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
         input_images_per_s = step.global_sum(images / seconds, workers)
     mean_pixels, max_pixels = trained_pixels(args, shard)
     summary.update({
+        'energy_source': meter.name if meter else None,
+        'energy_note': (energy.resolution_note(meter, min(e['seconds'] for e in epochs))
+                        if meter else unavailable),
         'input_images_per_s': input_images_per_s,
         'input_bound': summary['input_wait_fraction'] > INPUT_BOUND_FRACTION,
         'input_bound_fraction': INPUT_BOUND_FRACTION,

@@ -167,8 +167,9 @@ class Progress:
         self.steps = steps            # later epochs take as many
 
 
-def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None):
+def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None, energy=None):
     resources.reset_device_peaks()
+    energy_started = energy.start() if energy else None
     traces_before, shapes_before = step.traces, len(seen_shapes)
     totals = tf.zeros([4], tf.float64)
     steps, input_wait = 0, 0.0
@@ -218,6 +219,7 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None):
     seconds = time.perf_counter() - start
     if progress:
         progress.epoch_done(steps)
+    joules = energy.record(energy_started, seconds, int(images)) if energy else {}
     gflops = step.global_sum(step.flops.training(step_shapes), workers) / 1e9
     return {
         'epoch': epoch, 'seconds': seconds, 'steps': steps, 'images': int(images),
@@ -234,6 +236,7 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None):
         'traces': step.traces - traces_before,
         'device_peak_bytes': resources.device_peak_bytes(),
         'host_peak_rss_bytes': resources.host_peak_rss_bytes(),
+        **joules,
     }
 
 
@@ -287,7 +290,18 @@ def summarise(epochs, seen_shapes, step):
         'device_peak_bytes': max(device_peaks) if device_peaks else None,
         'host_peak_rss_bytes': max(e['host_peak_rss_bytes'] for e in epochs),
         **per_shape_costs(epochs, steady, step.jit_compile),
+        **energy_summary(epochs, first['images']),
     }
+
+
+def energy_summary(epochs, images_per_epoch):
+    """Medians of the steady epochs' energy; None where no counter was read."""
+    measured = [e for e in epochs[1:] if e.get('energy_j') is not None]
+    if not measured:
+        return {'energy_per_epoch_j': None, 'energy_per_image_j': None, 'mean_power_w': None}
+    per_epoch = statistics.median(e['energy_j'] for e in measured)
+    return {'energy_per_epoch_j': per_epoch, 'energy_per_image_j': per_epoch / images_per_epoch,
+            'mean_power_w': statistics.median(e['mean_power_w'] for e in measured)}
 
 
 def describe_error(err):

@@ -8,7 +8,7 @@ from reframe.core.builtins import run_before, sanity_function, variable
 from sizeshape_datasets import synthetic
 
 from . import payload_log
-from .environment import python_for
+from .environment import run_python
 
 
 class SyntheticMAMe(rfm.RunOnlyRegressionTest):
@@ -26,17 +26,19 @@ class SyntheticMAMe(rfm.RunOnlyRegressionTest):
     subdir = variable(str, value='mame')
     time_limit = '30m'
 
+    container_image = variable(str, value='')       # as TrainingTest's
+
     @run_before('run')
     def set_command(self):
-        self.executable = python_for(self)
-        self.executable_opts = [
+        opts = [
             '-m', 'sizeshape_datasets', 'make', '--out', self.subdir,
             '--images-per-class', str(self.images_per_class),
             '--val-per-class', str(self.val_per_class),
             '--scale', str(self.scale), '--seed', str(self.seed),
         ]
         if self.max_mpx is not None:
-            self.executable_opts += ['--max-mpx', str(self.max_mpx)]
+            opts += ['--max-mpx', str(self.max_mpx)]
+        run_python(self, opts)
 
     @property
     def data_dir(self):

@@ -8,6 +8,7 @@ parallel efficiency against the ``single`` run of the same variant, on which the
 """
 import os
 import shlex
+import subprocess
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -19,10 +20,24 @@ from reframe.core.builtins import (fixture, parameter, run_after, run_before,
 from payload import provenance
 
 from . import payload_log, references, scaling
-from .environment import python_for
+from .environment import run_python
 from .mame_data import SyntheticMAMe
 
 MIB = 1 / 2**20
+
+
+def slurm_energy(jobid):
+    """Slurm's ConsumedEnergyRaw (J) for a finished job, or why there is none."""
+    try:
+        proc = subprocess.run(['sacct', '-j', str(jobid), '-X', '-n', '-P',
+                               '--format=ConsumedEnergyRaw'], capture_output=True, text=True,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f'n/a: {err}'
+    value = proc.stdout.strip().splitlines()[0].strip() if proc.stdout.strip() else ''
+    if proc.returncode != 0 or not value.isdigit():
+        return 'n/a: no energy accounting (AcctGatherEnergyType)'
+    return value
 
 
 @rfm.simple_test
@@ -76,6 +91,15 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     suite_version = variable(str, value='unknown')
     git_revision = variable(str, value='unknown')         # of the suite's checkout, if any
     dataset_fingerprint = variable(str, value='unknown')
+    # Where the energy figures come from, or why there are none (README, "Energy"), and
+    # Slurm's own figure for the job (ConsumedEnergyRaw), a cross-check only.
+    energy_source = variable(str, value='none')
+    energy_note = variable(str, value='')
+    sacct_energy_j = variable(str, value='n/a')
+    # Run the payload in this image (README, "Containers"); default: the partition's
+    # extras['container_image'], else no container. Its digest goes into the perflog.
+    container_image = variable(str, value='')
+    container_image_digest = variable(str, value='')
 
     mame_data = fixture(SyntheticMAMe, scope='session')
     valid_prog_environs = ['+tensorflow', 'builtin']
@@ -151,8 +175,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             memory_limit = partition.extras.get('gpu_memory_gib')
         if memory_limit is not None:
             opts += ['--memory-limit-gib', str(memory_limit)]
-        self.executable = python_for(self)
-        self.executable_opts = opts
+        self.container_image_digest = run_python(self, opts, [data_dir, stage_dir])
 
     @run_before('run', always_last=True)
     def set_reference(self):
@@ -189,6 +212,10 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         self.suite_version = versions['suite'] or 'unknown'
         self.git_revision = provenance.git_revision(os.path.dirname(__file__)) or 'none'
         self.dataset_fingerprint = summary['dataset_fingerprint'] or 'unknown'
+        self.energy_source = summary['energy_source'] or 'none'
+        self.energy_note = summary['energy_note']
+        if self.job.scheduler.registered_name == 'slurm':
+            self.sacct_energy_j = slurm_energy(self.job.jobid)
 
         def value(key, unit, scale=1.0):
             return sn.make_performance_function(
@@ -220,6 +247,10 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             self.perf_variables['stage_bandwidth'] = value('stage_gb_per_s', 'GB/s')
         if self.jit_compile:
             self.perf_variables['compile_seconds'] = value('compile_seconds', 's')
+        if summary['energy_source']:
+            self.perf_variables['energy_per_epoch'] = value('energy_per_epoch_j', 'J')
+            self.perf_variables['energy_per_image'] = value('energy_per_image_j', 'J/img')
+            self.perf_variables['mean_power'] = value('mean_power_w', 'W')
         if self.prepare:
             self.perf_variables['prepare_time'] = value('prepare_s', 's')
             self.perf_variables['prepare_throughput'] = value('prepare_images_per_s', 'img/s')

@@ -2,7 +2,12 @@
 
 ``python -m ssb_references --help`` (console script ``ssb-references``); see README.md, "References and acceptance testing".
 """
-__version__ = '0.1.0'
+import importlib.metadata
+
+try:        # the suite's one version: setup.cfg's, as installed
+    __version__ = importlib.metadata.version('size-shape-bench')
+except importlib.metadata.PackageNotFoundError:
+    __version__ = 'unknown'
 
 #: The ReFrame test whose runs the references are for.
 TEST_NAME = 'TrainingTest'

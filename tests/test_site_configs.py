@@ -35,6 +35,7 @@ EXPECTED_SITES = {
     'pbs_example': 'pbs_example',
     'template': 'my_site',
     'ci': 'ci',
+    'apptainer_example': 'apptainer_example',
 }
 SITE_FILES = sorted(os.path.splitext(os.path.basename(p))[0]
                     for p in glob.glob(os.path.join(SITE_DIR, '*.py'))
@@ -239,8 +240,17 @@ def check_job_script(site, part, script, path):
     (payload,) = [line for line in script.splitlines() if ' -m payload ' in line]
     launch = {'srun': r'srun', 'mpirun': r'mpirun -np \d+',
               'mpiexec': r'mpiexec -n \d+'}[part['launcher']]
-    python = re.escape(environ['extras'].get('python', 'python3'))
-    assert re.match(rf'{launch} {python} -m payload ', payload), (where, payload)
+    image = part['extras'].get('container_image')
+    if image:
+        # In the partition's container: the stage directory as working directory, the
+        # data directory bound at its own path, python3 from the image.
+        data = re.search(r' --data-dir (\S+)', payload).group(1)
+        assert re.match(rf'{launch} apptainer exec .*--pwd /rfm_workdir {re.escape(image)} '
+                        rf'python3 -m payload ', payload), (where, payload)
+        assert f'-B"{data}:{data}"' in payload, (where, payload)
+    else:
+        python = re.escape(environ['extras'].get('python', 'python3'))
+        assert re.match(rf'{launch} {python} -m payload ', payload), (where, payload)
     if gpu and 'gpu_memory_gib' in part['extras']:
         assert f'--memory-limit-gib {part["extras"]["gpu_memory_gib"]}' in payload, where
 
@@ -419,3 +429,14 @@ def test_perflog_records_carry_the_test_variables(tmp_path):
     assert doc['check_variant'] == 'lrfs' and doc['check_model'] == 'smallcnn'
     assert doc['check_perf_throughput_value'] == 12.5
     assert 'check_valid_systems' not in doc
+
+
+def test_container_image_digest(tmp_path):
+    sys.path.insert(0, REPO)
+    from reframe_tests import environment
+    image = tmp_path / 'ssb.sif'
+    image.write_bytes(b'not really an image')
+    assert environment.image_digest(str(image)) == (
+        'sha256:' + __import__('hashlib').sha256(b'not really an image').hexdigest())
+    assert environment.image_digest('docker.io/me/ssb@sha256:abc123') == 'sha256:abc123'
+    assert environment.image_digest('docker://me/ssb:latest').startswith('unknown: ')
