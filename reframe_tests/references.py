@@ -132,6 +132,8 @@ def for_test(test):
             raise ReferenceParseError(f'reference file {path!r}: $index key {attr!r} is not an '
                                       f'attribute of {name}')
     key = '/'.join(str(_index_value(test, a)) for a in index)
+    if name != 'TrainingTest':          # as ssb-references keys another test's entries
+        key = f'{name}/{key}'
     recorded = ((meta.get('entries') or {}).get(key) or {}).get('workload') or {}
     def text(value):        # as the perflog and the reference file write it
         return ('true' if value else 'false') if isinstance(value, bool) else str(value)

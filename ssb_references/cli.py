@@ -7,7 +7,7 @@ import sys
 
 from . import (TEST_NAME, __version__, diff, drift, perflog, propose, reffile, report,
                resultsdb, variables)
-from .runs import index_attrs, parse_time, select
+from .runs import TESTS, index_attrs, meta_key, parse_time, select
 from .text import table
 
 
@@ -96,17 +96,19 @@ def load_runs(args):
     if args.session and not args.db:
         raise UsageError('--session needs --db')
     if args.db:
-        runs = resultsdb.read(args.db, sessions=set(args.session or []) or None)
+        runs = [r for test in TESTS for r in
+                resultsdb.read(args.db, test, sessions=set(args.session or []) or None)]
         source = args.db
     elif args.perflog:
-        runs = perflog.read(args.perflog)
+        runs = [r for path in args.perflog
+                for r in perflog.read([path], perflog.test_of(path))]
         source = ', '.join(args.perflog)
     else:
-        files = perflog.files(args.perflog_dir, args.system)
-        if not files:
+        runs = [r for test in TESTS
+                for r in perflog.read(perflog.files(args.perflog_dir, args.system, test), test)]
+        if not runs:
             where = f'{args.perflog_dir}/{args.system or "*"}/*/{TEST_NAME}.log'
             raise UsageError(f'no perflogs {where}: run the suite first, or pass --perflog or --db')
-        runs = perflog.read(files)
         source = args.perflog_dir
     systems = sorted({r.system for r in runs})
     system = args.system
@@ -141,24 +143,45 @@ def _rule(args):
 
 
 def _propose(args, system, runs):
-    proposals, skipped = propose.propose(
-        runs, system, min_runs=args.min_runs, last_n=args.last, spread_factor=args.spread_factor,
-        allow_mixed_versions=args.allow_mixed_versions, skip_incomplete=args.skip_incomplete,
-        min_tolerance=args.min_tolerance)
+    """Proposals for every test that ran, merged with the file's entries into one file.
+
+    Returns ({test: {key: KeyProposal}}, skipped, {test: old RefFile or None}, path, data).
+    """
     ref_dir = reffile.reference_dir(args.reference_dir)
     path = reffile.path_for(ref_dir, system)
-    old = reffile.load(path)
-    data = reffile.build(system, proposals, index_attrs([r for r in runs if r.system == system]),
-                         old, args.replace, _rule(args))
-    return proposals, skipped, old, path, data
+    proposals, skipped, olds, data = {}, [], {}, None
+    for test in TESTS:
+        mine = [r for r in runs if r.test == test]
+        olds[test] = reffile.load(path, test)
+        if mine:
+            proposals[test], test_skipped = propose.propose(
+                mine, system, min_runs=args.min_runs, last_n=args.last,
+                spread_factor=args.spread_factor, allow_mixed_versions=args.allow_mixed_versions,
+                skip_incomplete=args.skip_incomplete, min_tolerance=args.min_tolerance)
+            skipped += test_skipped
+        index = index_attrs([r for r in mine if r.system == system] or
+                            [r for r in runs if r.test == test])
+        if olds[test] is not None and not mine:
+            index = olds[test].index[1:]
+        data = reffile.build(system, proposals.get(test, {}), index, olds[test], args.replace,
+                             _rule(args), test=test, data=data)
+    return proposals, skipped, olds, path, data
+
+
+def _diff(olds, proposals, replace):
+    shown = [test for test in TESTS
+             if proposals.get(test) or (olds[test] is not None and olds[test].entries)]
+    return '\n'.join(diff.render(olds[test], proposals.get(test, {}), replace)
+                     for test in shown or [TEST_NAME])
 
 
 def _notes(proposals, skipped, out):
     for line in skipped:
         print(f'skipped {line}', file=out)
-    for kp in proposals.values():
-        for note in kp.notes:
-            print(f'note: {"/".join(map(str, kp.key))}: {note}', file=out)
+    for test, test_proposals in proposals.items():
+        for kp in test_proposals.values():
+            for note in kp.notes:
+                print(f'note: {meta_key(test, kp.key)}: {note}', file=out)
 
 
 def cmd_propose(args):
@@ -172,9 +195,10 @@ def cmd_propose(args):
 def cmd_diff(args):
     system, runs = load_runs(args)
     proposals, skipped, old, path, data = _propose(args, system, runs)
-    print(f'{path}: {"current" if old is not None else "no file yet"} vs proposed '
+    exists = any(o is not None for o in old.values())
+    print(f'{path}: {"current" if exists else "no file yet"} vs proposed '
           f'(band: the values that pass)')
-    print(diff.render(old, proposals, args.replace))
+    print(_diff(old, proposals, args.replace))
     _notes(proposals, skipped, sys.stdout)
     return 0
 
@@ -182,7 +206,7 @@ def cmd_diff(args):
 def cmd_update(args):
     system, runs = load_runs(args)
     proposals, skipped, old, path, data = _propose(args, system, runs)
-    print(diff.render(old, proposals, args.replace))
+    print(_diff(old, proposals, args.replace))
     _notes(proposals, skipped, sys.stdout)
     saved = reffile.write(path, reffile.dump(data))
     if saved:
@@ -195,10 +219,10 @@ def cmd_drift(args):
     system, runs = load_runs(args)
     runs = [r for r in runs if r.system == system]
     path = reffile.path_for(reffile.reference_dir(args.reference_dir), system)
-    refs = reffile.load(path)
-    if refs is None:
+    if reffile.load(path) is None:
         raise UsageError(f'no references for {system!r} ({path}): nothing to drift from')
-    rows = drift.drift(refs, runs, args.last)
+    rows = [row for test in TESTS for row in
+            drift.drift(reffile.load(path, test), [r for r in runs if r.test == test], args.last)]
     drifted = [r for r in rows if r.status in drift.DRIFTED]
     if drifted or args.all:
         print(drift.render(rows, args.all))

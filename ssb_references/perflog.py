@@ -12,7 +12,7 @@ import math
 import os
 
 from . import TEST_NAME
-from .runs import Run, normalize
+from .runs import TESTS, Run, normalize
 
 
 class PerflogError(Exception):
@@ -96,6 +96,12 @@ def read(paths, test=TEST_NAME):
     for path in paths:
         runs += [run_from_record(rec, path, test) for rec in records(path)]
     return runs
+
+
+def test_of(path):
+    """The test a perflog file is of, from its name ('<test>.log', '<test>.log.hN')."""
+    name = os.path.basename(path).split('.log')[0]
+    return name if name in TESTS else TEST_NAME
 
 
 def files(perflog_dir, system=None, test=TEST_NAME):

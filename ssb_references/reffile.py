@@ -32,7 +32,7 @@ import yaml
 from sizeshape_datasets import atomic
 
 from . import TEST_NAME, __version__, variables
-from .runs import key_text
+from .runs import TESTS, meta_key
 
 META_KEY = 'ssb-references'
 HISTORY_DIR = 'history'
@@ -56,14 +56,15 @@ def path_for(ref_dir, system):
 class RefFile:
     """The references of one test in one file, flattened: {key tuple: {var: [v, lo, hi, unit]}}."""
 
-    def __init__(self, path, index, entries, meta):
+    def __init__(self, path, index, entries, meta, test=TEST_NAME):
         self.path = path
         self.index = index
         self.entries = entries
         self.meta = meta
+        self.test = test
 
     def entry_meta(self, key):
-        return (self.meta.get('entries') or {}).get(key_text(key)) or {}
+        return (self.meta.get('entries') or {}).get(meta_key(self.test, key)) or {}
 
     def run_key(self, run):
         """A run's key under this file's index."""
@@ -132,7 +133,7 @@ def parse(text, path, test=TEST_NAME):
         raise bad(f'{META_KEY!r} must be a mapping')
     tree = data.get(test)
     if tree is None:
-        return RefFile(path, ['$partition'], {}, meta)
+        return RefFile(path, ['$partition'], {}, meta, test)
     if not isinstance(tree, dict):
         raise bad(f'{test!r} must be a mapping')
     index = tree.get('$index', ['$partition'])
@@ -159,7 +160,7 @@ def parse(text, path, test=TEST_NAME):
             walk(sub, key + [k], depth + 1)
 
     walk(tree, [], 0)
-    return RefFile(path, index, entries, meta)
+    return RefFile(path, index, entries, meta, test)
 
 
 def load(path, test=TEST_NAME):
@@ -189,23 +190,27 @@ def _nest(entries, test_index):
     return tree
 
 
-def build(system, proposals, index, old=None, replace=False, rule=None, now=None):
-    """The new file's data: ``old``'s entries (unless ``replace``) updated with ``proposals``.
+def build(system, proposals, index, old=None, replace=False, rule=None, now=None,
+          test=TEST_NAME, data=None):
+    """The new file's data: ``old``'s entries of ``test`` (unless ``replace``) updated with
+    ``proposals``, added to ``data`` (the sections of the file's other tests, built before).
 
     ``proposals`` is {key: propose.KeyProposal}; ``index`` the test attributes
     after ``$partition``.
     """
     full_index = ['$partition'] + list(index)
-    entries, entry_meta = {}, {}
+    entries = {}
+    entry_meta = dict((data or {}).get(META_KEY, {}).get('entries') or {})
     if old is not None and not replace and old.entries:
         if list(old.index) != full_index:
-            raise RefFileError(f'{old.path}: its $index {old.index} differs from the new one '
-                               f'{full_index}: pass --replace to write only the new entries')
+            raise RefFileError(f'{old.path}: its {test} $index {old.index} differs from the new '
+                               f'one {full_index}: pass --replace to write only the new entries')
         entries.update(old.entries)
-        entry_meta.update(old.meta.get('entries') or {})
+        entry_meta.update({k: v for k, v in (old.meta.get('entries') or {}).items()
+                           if k in {meta_key(test, key) for key in old.entries}})
     for key, kp in proposals.items():
         entries[key] = {name: p.as_list() for name, p in kp.variables.items()}
-        entry_meta[key_text(key)] = kp.meta()
+        entry_meta[meta_key(test, key)] = kp.meta()
     now = now or datetime.datetime.now(datetime.timezone.utc)
     meta = {
         'system': system,
@@ -214,12 +219,15 @@ def build(system, proposals, index, old=None, replace=False, rule=None, now=None
         'rule': rule or {},
         'entries': dict(sorted(entry_meta.items())),
     }
-    return {TEST_NAME: _nest(entries, full_index), META_KEY: meta}
+    sections = {k: v for k, v in (data or {}).items() if k != META_KEY}
+    if entries:
+        sections[test] = _nest(entries, full_index)
+    return {**sections, META_KEY: meta}
 
 
 HEADER = """\
 # Performance references of size-shape-bench on system {system!r}: ReFrame 4.10
-# external references (reframe_tests/references.py points TrainingTest at this file).
+# external references (reframe_tests/references.py points TrainingTest and SizeShapeGap at it).
 # [value, lower, upper, unit]: thresholds are fractions of the value, null = unbounded.
 # Written by `ssb-references update`; see README.md, "References and acceptance testing" before editing by hand.
 """
@@ -255,7 +263,7 @@ def _history_path(path, now):
     return candidate
 
 
-def write(path, text, now=None, test=TEST_NAME):
+def write(path, text, now=None):
     """Write atomically (temporary file, checked, then renamed over the old one); the old file
     goes to history/.
 
@@ -269,7 +277,9 @@ def write(path, text, now=None, test=TEST_NAME):
             f.flush()
             os.fsync(f.fileno())
         with open(tmp) as f:
-            parse(f.read(), path, test)        # never replace a file with one we cannot read
+            text = f.read()
+        for name in TESTS:
+            parse(text, path, name)            # never replace a file with one we cannot read
         if os.path.exists(path):
             saved = _history_path(path, now)
             os.makedirs(os.path.dirname(saved), exist_ok=True)

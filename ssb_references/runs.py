@@ -7,9 +7,12 @@ import datetime
 import re
 from dataclasses import dataclass, field
 
+from . import TEST_NAME
+
 #: Reference index: ReFrame's ``$partition``, these test attributes and, when any run has
 #: them, the optional ones, with the value a run logged before the attribute existed.
-INDEX_ATTRS = ['variant', 'model']
+# The tests references are kept for, each with its index attributes after $partition.
+TESTS = {'TrainingTest': ['variant', 'model'], 'SizeShapeGap': ['model']}
 OPTIONAL_INDEX_ATTRS = {'scale': 'single'}
 
 #: Test variables that define the work a run did; references are for one workload.
@@ -101,8 +104,9 @@ class Run:
 
 
 def index_attrs(runs):
-    """The reference index attributes for these runs (the optional ones if any run has them)."""
-    attrs = list(INDEX_ATTRS)
+    """The reference index attributes for these runs of one test (the optional ones if any
+    run has them)."""
+    attrs = list(TESTS[runs[0].test if runs else TEST_NAME])
     for a in OPTIONAL_INDEX_ATTRS:
         if any(r.fields.get(a) is not None for r in runs):
             attrs.append(a)
@@ -112,6 +116,12 @@ def index_attrs(runs):
 def key_text(key):
     """'generic:default/lrfs/smallcnn': a key as one string (reference file metadata, tables)."""
     return '/'.join(str(k) for k in key)
+
+
+def meta_key(test, key):
+    """A key in the reference file's metadata: TrainingTest's as they are, another test's
+    after its name ('SizeShapeGap/generic:default/smallcnn/single')."""
+    return key_text(key) if test == TEST_NAME else f'{test}/{key_text(key)}'
 
 
 def parse_time(text):

@@ -1,0 +1,55 @@
+"""SizeShapeGap end to end on ReFrame's builtin generic system: it runs after both variants,
+its references come from ssb-references like TrainingTest's and live in the same file, and a
+gap reference tighter than the machine's fails it with ReFrame's performance error."""
+import glob
+import os
+
+import yaml
+
+from reframe_runs import read_perflog
+from test_acceptance_workflow import reasons, reframe, ssb_references
+
+SELECT = ['-n', 'scale=single', '--exec-policy=serial']
+
+
+def gap_records(cwd):
+    (path,) = glob.glob(os.path.join(cwd, 'perflogs', 'generic', 'default', 'SizeShapeGap.log'))
+    return read_perflog(path)
+
+
+def test_gap_runs_after_both_variants_and_holds_its_references(tmp_path):
+    refs = tmp_path / 'references'
+    proc = reframe(('generic', 'default', None), tmp_path, refs, '-r', *SELECT)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert 'Ran 4/4 test case(s)' in proc.stdout      # the data, both variants, the gap
+    (record,) = gap_records(tmp_path)
+    assert record['result'] == 'pass' and record['model'] == 'smallcnn'
+    assert record['payload_version'] and record['dataset'].startswith('synthetic-mame')
+    for var in ('hrvs_lrfs_time_per_mpx', 'hrvs_lrfs_host_memory',
+                'hrvs_lrfs_first_epoch_overhead', 'hrvs_lrfs_gflops'):
+        assert float(record[f'{var}_value']) > 0 and record[f'{var}_unit'] == 'ratio'
+    assert 0.5 < float(record['hrvs_lrfs_host_memory_value']) < 5
+
+    # One file for both tests: ssb-references proposes the gap's references too.
+    proc = ssb_references('update', '--system', 'generic', '--perflog-dir',
+                          tmp_path / 'perflogs', '--reference-dir', refs, '--min-runs', 1,
+                          '--min-tolerance', 1, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = yaml.safe_load(open(refs / 'generic.yaml'))
+    assert data['SizeShapeGap']['$index'] == ['$partition', 'model', 'scale']
+    entry = data['SizeShapeGap']['generic:default']['smallcnn']['single']
+    assert entry['hrvs_lrfs_time_per_mpx'][1] is None and entry['hrvs_lrfs_time_per_mpx'][3] == 'ratio'
+    assert 'TrainingTest' in data
+    assert 'SizeShapeGap/generic:default/smallcnn/single' in data['ssb-references']['entries']
+
+    # An HR&VS that got slower per megapixel than this machine's: the gap test fails.
+    entry['hrvs_lrfs_time_per_mpx'] = [entry['hrvs_lrfs_time_per_mpx'][0] / 10, None, 0.01,
+                                       'ratio']
+    (refs / 'generic.yaml').write_text(yaml.safe_dump(data))
+    proc = reframe(('generic', 'default', None), tmp_path, refs, '-r', *SELECT)
+    assert proc.returncode != 0
+    (reason,) = reasons(proc)                       # the gap test only
+    assert 'failed to meet reference(s)' in proc.stdout
+    assert 'hrvs_lrfs_time_per_mpx=' in proc.stdout
+    failed = [r for r in gap_records(tmp_path) if r['result'] == 'fail']
+    assert len(failed) == 1
