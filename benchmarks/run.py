@@ -300,11 +300,12 @@ def reference_section(args, workdir, timedir):
     budget = shapes.parse_pixel_budget(args.pixel_budget)
     sizes = sorted({shapes.budget_shape(r.width, r.height, budget)
                     for r in mame.read_mame(hrvs)[0]})
-    steps = 2 * (len(mame.read_mame(lrfs)[0]) // args.ref_batch_size)   # two epochs' worth
+    # As many timed reference steps as the payload's steady epochs hold.
+    steps = (args.epochs - 1) * (len(mame.read_mame(lrfs)[0]) // args.ref_batch_size)
     common = ['--model', args.ref_model, '--seed', args.seed, '--peak-gflops', '1',
               '--input-probe-seconds', '0']
     lrfs_args = ['--data-dir', lrfs, '--variant', 'lrfs', '--batch-size', args.ref_batch_size,
-                 '--image-size', 256, '--crop-size', 224, '--epochs', 3, *common]
+                 '--image-size', 256, '--crop-size', 224, '--epochs', args.epochs, *common]
     ref_args = ['--model', args.ref_model, '--batch-size', args.ref_batch_size, '--size', 224,
                 '--steps', steps, '--seed', args.seed]
     plan = []
@@ -346,7 +347,8 @@ def render_reference(args, ref):
         rows.append([kind, len(results), fmt(medians[kind]), f'{fmt(min(rates))}–{fmt(max(rates))}',
                      fmt(statistics.median(first_cost(r) for r in results), 1)])
     out = [f'### 6. Reference step: {args.ref_model}, LR&FS batch {args.ref_batch_size} at 224 px '
-           f'({ref["steps"]} timed reference steps, 3 payload epochs), runs alternated', '',
+           f'({ref["steps"]} timed reference steps, {args.epochs} payload epochs), runs '
+           'alternated', '',
            table(['implementation', 'runs', 'steady img/s (median)', 'img/s (min–max)',
                   'payload: first-epoch overhead s; reference: first step s'], rows), '']
     base = medians.get('reference, any input size')

@@ -51,7 +51,8 @@ def test_default_run_logs_both_variants(default_run):
         assert re.fullmatch(r'sha256:[0-9a-f]{64}', r['dataset_fingerprint'])
         assert re.fullmatch(r'[0-9a-f]{40}(-dirty)?|none', r['git_revision'])
         assert float(r['trace_seconds_per_shape_value']) > 0
-    assert 'Ran 3/9 test case(s)' in proc.stdout    # data, 2 single-scale runs; the other scales skip
+    # data, 2 single-scale runs and their gap; the other scales (and their gaps) skip
+    assert 'Ran 4/13 test case(s)' in proc.stdout
 
 
 @pytest.fixture(scope='module')
