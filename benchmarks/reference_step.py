@@ -29,6 +29,13 @@ CLASSES = 29
 
 
 def build(name, input_shape):
+    if name == 'smallcnn':      # three strided convolutions: for smoke runs of the benchmark
+        inputs = keras.Input(input_shape)
+        x = inputs
+        for filters in (16, 32, 64):
+            x = keras.layers.Conv2D(filters, 3, strides=2, padding='same', activation='relu')(x)
+        return keras.Model(inputs, keras.layers.Dense(CLASSES)(
+            keras.layers.GlobalAveragePooling2D()(x)))
     application = {'resnet50': keras.applications.ResNet50,
                    'vgg16': keras.applications.VGG16}[name]
     base = application(weights=None, include_top=False, pooling='avg', input_shape=input_shape)
@@ -91,7 +98,7 @@ def shapes(args):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     p.add_argument('mode', choices=('steady', 'shapes'))
-    p.add_argument('--model', default='resnet50', choices=('resnet50', 'vgg16'))
+    p.add_argument('--model', default='resnet50', choices=('resnet50', 'vgg16', 'smallcnn'))
     p.add_argument('--optimizer', default='adam', choices=('adam', 'sgd'))
     p.add_argument('--learning-rate', type=float, default=1e-3)
     p.add_argument('--batch-size', type=int, default=8)

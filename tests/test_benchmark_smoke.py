@@ -15,6 +15,7 @@ def test_tiny_benchmark_prints_every_table(tmp_path):
          '--lrfs-model', 'smallcnn', '--lrfs-images', '8', '--lrfs-batch-size', '4',
          '--image-size', '64', '--crop-size', '56', '--repeats', '2', '--memory-repeats', '1',
          '--hdf5-repeats', '1', '--hrvs-images-per-class', '1', '--pixel-budget', '2k',
+         '--sections', 'input,hrvs,real',
          '--epochs', '2', '--peak-gflops', '100', '--real-images', '2', '--real-max-mpx', '1',
          '--real-budgets', '4k', '--real-repeats', '1', '--json', str(out)],
         capture_output=True, text=True, timeout=900, cwd=tmp_path)
@@ -38,17 +39,21 @@ def test_tiny_benchmark_prints_every_table(tmp_path):
         assert len(run['arrivals']) == 2            # one arrival time per epoch line
 
 
-def test_tiny_reference_section_prints_its_tables(tmp_path):
+def test_tiny_reference_and_threads_sections_print_their_tables(tmp_path):
     proc = subprocess.run(
-        [sys.executable, os.path.join(REPO, 'benchmarks', 'run.py'), '--sections', 'reference',
-         '--ref-images', '8', '--ref-batch-size', '4', '--ref-shapes', '2', '--ref-repeats', '1',
+        [sys.executable, os.path.join(REPO, 'benchmarks', 'run.py'), '--sections',
+         'reference,threads', '--threads', '0,1', '--threads-images', '2', '--threads-max-mpx',
+         '0.5', '--threads-repeats', '1', '--ref-model', 'smallcnn', '--ref-images', '8', '--ref-batch-size', '4', '--ref-shapes', '2', '--ref-repeats', '1',
          '--pixel-budget', '4k', '--hrvs-scale', '0.05', '--lrfs-scale', '0.05'],
         capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert '### 6. Reference step: resnet50' in proc.stdout
+    assert '### 6. Reference step: smallcnn' in proc.stdout
     for row in ('| payload, JPEG files | 1 |', '| reference, any input size | 1 |',
                 '| payload, split step | 1 |', '| payload, fused step | 1 |',
                 '| reference (fused) | 1 |'):
         assert row in proc.stdout
     assert '- payload, JPEG files / reference, any input size: **' in proc.stdout
     assert '- split / fused: **' in proc.stdout
+    assert '### 7. Threads: 2 JPEGs' in proc.stdout
+    assert '| HR&VS smallcnn 65k | 0 (tf.data default) | 1 |' in proc.stdout
+    assert '| LR&FS smallcnn batch 4 | 1 | 1 |' in proc.stdout
