@@ -42,7 +42,7 @@ def test_tiny_benchmark_prints_every_table(tmp_path):
 def test_tiny_reference_and_threads_sections_print_their_tables(tmp_path):
     proc = subprocess.run(
         [sys.executable, os.path.join(REPO, 'benchmarks', 'run.py'), '--sections',
-         'reference,threads', '--threads', '0,1', '--threads-images', '2', '--threads-max-mpx',
+         'reference,threads', '--threads', '0,1', '--threads-images', '4', '--threads-max-mpx',
          '0.5', '--threads-repeats', '1', '--ref-model', 'smallcnn', '--ref-images', '8', '--ref-batch-size', '4', '--ref-shapes', '2', '--ref-repeats', '1',
          '--pixel-budget', '4k', '--hrvs-scale', '0.05', '--lrfs-scale', '0.05'],
         capture_output=True, text=True, timeout=900, cwd=tmp_path)
@@ -54,6 +54,6 @@ def test_tiny_reference_and_threads_sections_print_their_tables(tmp_path):
         assert row in proc.stdout
     assert '- payload, JPEG files / reference, any input size: **' in proc.stdout
     assert '- split / fused: **' in proc.stdout
-    assert '### 7. Threads: 2 JPEGs' in proc.stdout
+    assert '### 7. Threads: 4 JPEGs' in proc.stdout
     assert '| HR&VS smallcnn 65k | 0 (tf.data default) | 1 |' in proc.stdout
     assert '| LR&FS smallcnn batch 4 | 1 | 1 |' in proc.stdout
