@@ -116,15 +116,16 @@ def run(args):
     protocol.emit(protocol.SUMMARY_TAG, summary, out)
 
 
-def planned_steps(args, shard):
-    """Steps per epoch, where the batching fixes them (bucketed batches depend on the order)."""
-    if args.variant == 'lrfs':
-        return len(shard) // args.batch_size
-    if args.hrvs_batching == 'single':
-        return len(shard)
-    if args.hrvs_batching == 'padded':
-        return -(-len(shard) // args.batch_size)
-    return None
+def planned_steps(args, shard, local_replicas=1):
+    """Steps per epoch, where the batching fixes them (bucketed batches depend on the order).
+
+    Each step takes one batch per local replica; the shard holds whole steps (LR&FS, and
+    every variant with several local replicas), else padded batching's last one is partial.
+    """
+    if args.variant == 'hrvs' and args.hrvs_batching == 'bucketed':
+        return None
+    per_step = args.batch_size * local_replicas
+    return -(-len(shard) // per_step)
 
 
 def trained_pixels(args, shard):
@@ -159,9 +160,18 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
         except tf.errors.OpError as err:
             raise PayloadError(f'reading input: {train.describe_error(err)}') from None
         memory_input_s = time.perf_counter() - start
-        dataset = strategy.distribute_datasets_from_function(lambda _: replay)
+        make = lambda _: replay          # noqa: E731
     else:
-        dataset = strategy.distribute_datasets_from_function(worker_dataset)
+        make = worker_dataset
+    # One iterator of the repeated dataset for the whole run, where the steps per epoch
+    # are known (reshuffled and re-augmented each repetition as each new epoch was);
+    # bucketed batching's epochs end where the data does: an iterator per epoch.
+    steps_per_epoch = planned_steps(args, shard, local_replicas)
+    if steps_per_epoch is None:
+        dataset, iterator = strategy.distribute_datasets_from_function(make), None
+    else:
+        dataset = strategy.distribute_datasets_from_function(lambda ctx: make(ctx).repeat())
+        iterator = iter(dataset)
     step = train.TrainingStep(strategy, lambda: models.build(args.model, len(class_names)),
                               args.learning_rate, args.retracing == 'reduced',
                               args.precision, args.jit_compile, args.step)
@@ -173,14 +183,14 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
     if meter is None:
         print(f'energy: {unavailable}', file=sys.stderr, flush=True)
     setup_s = process_age_s()
-    progress = (train.Progress(args.progress_seconds, args.epochs, planned_steps(args, shard),
+    progress = (train.Progress(args.progress_seconds, args.epochs, steps_per_epoch,
                                args.batch_size * strategy.num_replicas_in_sync)
                 if worker == 0 else None)
     seen_shapes, epochs = set(), []
     for epoch in range(1, args.epochs + 1):
         try:
             epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers, progress,
-                                          energy.EpochEnergy(meter)))
+                                          energy.EpochEnergy(meter), iterator, steps_per_epoch))
         except train.WORKER_FAILURES as err:
             raise worker_died(worker, workers, f'in epoch {epoch}', err) from None
         protocol.emit(protocol.EPOCH_TAG, {'worker': worker, **epochs[-1]}, out)

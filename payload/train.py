@@ -167,7 +167,15 @@ class Progress:
         self.steps = steps            # later epochs take as many
 
 
-def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None, energy=None):
+def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None, energy=None,
+              iterator=None, steps_per_epoch=None):
+    """Train one epoch: over a fresh iterator of ``dataset`` to its end, or, given the run's
+    own ``iterator`` of the repeated dataset, for ``steps_per_epoch`` steps.
+
+    One iterator for the whole run is what a careful training loop keeps: releasing a
+    tf.data iterator at every epoch's end took up to 2.4 s (its pipeline's threads shut
+    down), measured against a reference step in benchmarks/run.py.
+    """
     resources.reset_device_peaks()
     energy_started = energy.start() if energy else None
     traces_before, shapes_before = step.traces, len(seen_shapes)
@@ -176,8 +184,10 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None, energ
     step_shapes = collections.Counter()         # FLOPs are counted after the clock stops
     new_shapes = {'seconds': 0.0, 'graph_build_s': 0.0, 'pixels': 0.0}
     start = time.perf_counter()
-    iterator = iter(dataset)
-    while True:
+    own_iterator = iterator is None
+    if own_iterator:
+        iterator = iter(dataset)
+    while steps_per_epoch is None or steps < steps_per_epoch:
         waited = time.perf_counter()
         try:
             batch = next(iterator, None)
@@ -212,9 +222,10 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None, energ
         steps += 1
         if progress:
             progress.update(epoch, steps, start)
-    # Releasing the iterator can take a noticeable time (its pipeline shuts down):
-    # it belongs to the epoch, not to the gap between epochs.
-    del iterator
+    if own_iterator:
+        # Releasing the iterator can take a noticeable time (its pipeline shuts down):
+        # it belongs to the epoch, not to the gap between epochs.
+        del iterator
     loss_sum, images, pixels, processed = totals.numpy()   # waits for the last step
     seconds = time.perf_counter() - start
     if progress:
