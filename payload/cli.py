@@ -73,6 +73,15 @@ def parse_args(argv):
                    help='decode and resize this worker\'s images once, before training (timed '
                         'on its own), and train from the prepared pixels; see '
                         '"python -m sizeshape_datasets prepare"')
+    p.add_argument('--validate', action='store_true',
+                   help='evaluate on --val-subset after every epoch, timed apart from training; '
+                        'reports val loss and accuracy per epoch')
+    p.add_argument('--val-subset', default='val', choices=('train', 'val', 'test'),
+                   help='the subset --validate evaluates on (default: val)')
+    p.add_argument('--target-accuracy', type=float, metavar='A',
+                   help='time to accuracy (implies --validate): stop after the epoch whose '
+                        'evaluation reaches val accuracy A (never before epoch 2) and report '
+                        'epochs_to_target and seconds_to_target; fail if --epochs end first')
     p.add_argument('--progress-seconds', type=float, default=60.0,
                    help='print a progress line on stderr at most this often (epoch, steps, '
                         'img/s, time left); 0: never')
@@ -122,6 +131,13 @@ def validate(args):
         raise PayloadError('--input-probe-seconds must be >= 0')
     if args.peak_gflops is not None and not args.peak_gflops > 0:
         raise PayloadError(f'--peak-gflops must be positive, got {args.peak_gflops}')
+    if args.target_accuracy is not None:
+        if not 0 < args.target_accuracy <= 1:
+            raise PayloadError(f'--target-accuracy must be in (0, 1], got {args.target_accuracy}')
+        args.validate = True
+    if args.validate and args.val_subset == args.subset:
+        raise PayloadError(f'--validate evaluates on the subset it trains on '
+                           f'({args.subset}): choose another --val-subset')
     try:
         args.pixel_budget_px = parse_pixel_budget(args.pixel_budget)
     except ValueError as err:

@@ -86,6 +86,29 @@ def hrvs_dataset(records, pixel_budget, batching, batch_size, seed, upscale=True
     return ds.map(lambda image, label, hw, _: (image, label, hw)).prefetch(AUTOTUNE)
 
 
+def eval_dataset(records, variant, image_size, crop_size, pixel_budget, batching, batch_size,
+                 upscale=True):
+    """Validation input, the same every epoch: LR&FS resized and centre-cropped, HR&VS
+    at its training shape; no shuffling or augmentation, and every image (the last
+    batch may be partial: evaluation traces its shape once)."""
+    if variant == 'lrfs':
+        targets = [(image_size, image_size)] * len(records)
+        offset = (image_size - crop_size) // 2
+    else:
+        targets = hrvs_targets(records, pixel_budget, upscale)
+    ds, load = decode.images(records, targets, decode.ANTIALIAS[variant])
+
+    def prepare(*element):
+        image, label = load(*element)
+        if variant == 'lrfs':
+            image = tf.image.crop_to_bounding_box(image, offset, offset, crop_size, crop_size)
+        return image / 255.0, label
+
+    ds = ds.map(prepare, num_parallel_calls=AUTOTUNE)
+    ds = ds.batch(1) if variant == 'hrvs' and batching == 'single' else ds.padded_batch(batch_size)
+    return ds.prefetch(AUTOTUNE)
+
+
 def with_threads(dataset, threads):
     """``dataset`` with a private pool of ``threads`` threads for its parallel work; 0:
     unchanged (tf.data's default pool, shared with the training ops)."""

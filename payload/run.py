@@ -65,6 +65,12 @@ def run(args):
     # Data problems are reported before the seconds that importing TensorFlow takes.
     try:
         records, class_names = hdf5.read_dataset(args.data_dir, args.subset)
+        val_records = None
+        if args.validate:
+            val_records, val_classes = hdf5.read_dataset(args.data_dir, args.val_subset)
+            if val_classes != class_names:
+                raise PayloadError(f'the {args.val_subset} subset has other classes than the '
+                                   f'{args.subset} subset')
     except mame.DatasetError as err:
         raise PayloadError(str(err)) from None
 
@@ -102,7 +108,7 @@ def run(args):
     out = protocol.worker_records(args.worker_records_dir, worker)
     with local_data.ready(args, shard, class_names, worker) as (shard, local_info):
         summary = train_and_summarise(args, shard, class_names, worker, workers, local_replicas,
-                                      strategy, strategy_kind, out)
+                                      strategy, strategy_kind, out, val_records)
     summary.update(local_info)
     summary.update({
         'memory_limit_bytes': limit, 'dataset_images': len(records),
@@ -114,6 +120,9 @@ def run(args):
                         'hdf5' if isinstance(shard[0], hdf5.HDF5Record) else 'jpeg'),
     })
     protocol.emit(protocol.SUMMARY_TAG, summary, out)
+    if args.target_accuracy is not None and not summary['target_reached']:
+        from payload import accuracy
+        raise accuracy.missed(summary)      # after the summary: its numbers stay in the log
 
 
 def planned_steps(args, shard, local_replicas=1):
@@ -128,6 +137,20 @@ def planned_steps(args, shard, local_replicas=1):
     return -(-len(shard) // per_step)
 
 
+def validation_summary(args, epochs, validation, clock):
+    """Validation and time-to-accuracy fields; None where the run did not validate."""
+    if validation is None:
+        return {'validate': False, 'val_subset': None, 'val_images': None,
+                'val_images_left_out': None, 'val_loss': None, 'val_accuracy': None,
+                'val_seconds': None, 'val_traced_graphs': None, **clock.summary()}
+    return {'validate': True, 'val_subset': args.val_subset,
+            'val_images': epochs[-1]['val_images'],
+            'val_images_left_out': validation.images_left_out,
+            'val_loss': epochs[-1]['val_loss'], 'val_accuracy': epochs[-1]['val_accuracy'],
+            'val_seconds': sum(e['val_seconds'] for e in epochs),
+            'val_traced_graphs': validation.traces, **clock.summary()}
+
+
 def trained_pixels(args, shard):
     """(mean, max) pixels per trained image, from the planned shapes (padding excluded)."""
     from payload import data
@@ -138,10 +161,10 @@ def trained_pixels(args, shard):
 
 
 def train_and_summarise(args, shard, class_names, worker, workers, local_replicas,
-                        strategy, strategy_kind, out):
+                        strategy, strategy_kind, out, val_records=None):
     import tensorflow as tf
 
-    from payload import data, flops, models, resources, train
+    from payload import accuracy, data, flops, models, resources, train
 
     def worker_dataset(_):
         if args.variant == 'lrfs':
@@ -168,10 +191,9 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
     # bucketed batching's epochs end where the data does: an iterator per epoch.
     steps_per_epoch = planned_steps(args, shard, local_replicas)
     if steps_per_epoch is None:
-        dataset, iterator = strategy.distribute_datasets_from_function(make), None
+        dataset = strategy.distribute_datasets_from_function(make)
     else:
         dataset = strategy.distribute_datasets_from_function(lambda ctx: make(ctx).repeat())
-        iterator = iter(dataset)
     step = train.TrainingStep(strategy, lambda: models.build(args.model, len(class_names)),
                               args.learning_rate, args.retracing == 'reduced',
                               args.precision, args.jit_compile, args.step)
@@ -186,15 +208,28 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
     progress = (train.Progress(args.progress_seconds, args.epochs, steps_per_epoch,
                                args.batch_size * strategy.num_replicas_in_sync)
                 if worker == 0 else None)
+    clock = accuracy.TargetClock(args.target_accuracy)
+    clock.start()                                       # the first touch of the data
+    iterator = None if steps_per_epoch is None else iter(dataset)
+    validation = (accuracy.Validation(args, step, val_records, worker, workers, local_replicas)
+                  if args.validate else None)
     seen_shapes, epochs = set(), []
     for epoch in range(1, args.epochs + 1):
         try:
             epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers, progress,
                                           energy.EpochEnergy(meter), iterator, steps_per_epoch))
+            if validation:
+                epochs[-1].update(validation.evaluate())
+                epochs[-1]['elapsed_s'] = clock.elapsed()
         except train.WORKER_FAILURES as err:
             raise worker_died(worker, workers, f'in epoch {epoch}', err) from None
         protocol.emit(protocol.EPOCH_TAG, {'worker': worker, **epochs[-1]}, out)
+        # Steady-state figures need a second epoch, even when the first reached the target.
+        if (validation and clock.reached(epoch, epochs[-1]['val_accuracy'],
+                                         epochs[-1]['elapsed_s']) and epoch >= 2):
+            break
     summary = train.summarise(epochs, seen_shapes, step)
+    summary.update(validation_summary(args, epochs, validation, clock))
     input_images_per_s = None
     if args.input_probe_seconds > 0:
         images, seconds = data.input_capacity(worker_dataset(None), summary['steps_per_epoch'],

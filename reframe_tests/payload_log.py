@@ -83,11 +83,13 @@ def assert_no_error(stderr):
 
 @sn.deferrable
 def assert_training_complete(stdout, stderr, exitcode, expected_epochs, expected_images,
-                             workers=1):
+                             workers=1, stops_at_target=False):
     """Sanity: no error line, exit 0, every worker finished every epoch with the same
     number of steps and a finite loss, on every image of the dataset.
 
     ``expected_images`` is called only after the payload is known to have succeeded.
+    ``stops_at_target``: a time-to-accuracy run, which ends at the epoch that reached
+    its target (at most ``expected_epochs``, and never before the second).
     """
     assert_no_error(stderr).evaluate()
     if exitcode != 0:
@@ -98,6 +100,13 @@ def assert_training_complete(stdout, stderr, exitcode, expected_epochs, expected
     if sorted(finals) != list(range(workers)):
         raise SanityError(f'expected summaries of workers 0..{workers - 1}, found {sorted(finals)}')
     expected_images = expected_images()
+    if stops_at_target:
+        if not finals[0].get('target_reached'):
+            raise SanityError('the run reports no time to accuracy (no target_reached)')
+        if not 2 <= finals[0]['epochs'] <= expected_epochs:
+            raise SanityError(f'the run stopped after {finals[0]["epochs"]} epochs; expected '
+                              f'2..{expected_epochs}')
+        expected_epochs = finals[0]['epochs']
     for worker, final in finals.items():
         if final['dataset_images'] != expected_images:
             raise SanityError(f'the dataset has {final["dataset_images"]} images, '

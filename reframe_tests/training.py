@@ -102,6 +102,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     container_image_digest = variable(str, value='')
 
     mame_data = fixture(SyntheticMAMe, scope='session')
+    stops_at_target = False         # True: the run may end before its epochs, at its target
     valid_prog_environs = ['+tensorflow', 'builtin']
     time_limit = '1h'
 
@@ -175,7 +176,12 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             memory_limit = partition.extras.get('gpu_memory_gib')
         if memory_limit is not None:
             opts += ['--memory-limit-gib', str(memory_limit)]
+        opts += self.more_options()
         self.container_image_digest = run_python(self, opts, [data_dir, stage_dir])
+
+    def more_options(self):
+        """Payload options a derived test adds."""
+        return []
 
     @run_before('run', always_last=True)
     def set_reference(self):
@@ -198,7 +204,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     def training_complete(self):
         return payload_log.assert_training_complete(
             self.stdout, self.stderr, self.job.exitcode, self.epochs, self.expected_images,
-            self.num_tasks)
+            self.num_tasks, self.stops_at_target)
 
     @run_before('performance')
     def set_perf_variables(self):

@@ -78,8 +78,14 @@ def parser():
         _sources(sp)
     for name in ('propose', 'diff', 'update'):
         _proposal_options(subs[name])
+    for name in ('propose', 'diff', 'update', 'drift', 'report'):
+        subs[name].add_argument(
+            '--tta-aggregate', choices=variables.TTA_AGGREGATES, default='mlperf',
+            help='how the runs of a time-to-accuracy variable are combined: mlperf (drop the '
+                 'fastest and the slowest, mean of the rest: MLPerf Training; default) or median')
     subs['drift'].add_argument('--last', type=int, default=3, metavar='N',
-                               help='judge the median of the newest N runs (default 3)')
+                               help='judge the median of the newest N runs (default 3; time to '
+                                    'accuracy: see --tta-aggregate)')
     subs['drift'].add_argument('--all', action='store_true',
                                help='show every variable, not only the drifted ones')
     subs['report'].add_argument('--out', default='ssb-report', metavar='DIR',
@@ -132,7 +138,8 @@ def load_runs(args):
 
 
 def _rule(args):
-    rule = {'centre': f'median of the newest {args.last} runs (at least {args.min_runs})',
+    rule = {'centre': f'median of the newest {args.last} runs (at least {args.min_runs}); time '
+                      f'to accuracy: {args.tta_aggregate}',
             'tolerance': f'max(floor, {args.spread_factor:g} x max|run - median|/median) on the '
                          f'worse side; rates: from the steady epoch time; counts: both sides',
             'floors (relative, absolute)': {n: [p.rel_floor, p.abs_floor]
@@ -157,7 +164,8 @@ def _propose(args, system, runs):
             proposals[test], test_skipped = propose.propose(
                 mine, system, min_runs=args.min_runs, last_n=args.last,
                 spread_factor=args.spread_factor, allow_mixed_versions=args.allow_mixed_versions,
-                skip_incomplete=args.skip_incomplete, min_tolerance=args.min_tolerance)
+                skip_incomplete=args.skip_incomplete, min_tolerance=args.min_tolerance,
+                tta_aggregate=args.tta_aggregate)
             skipped += test_skipped
         index = index_attrs([r for r in mine if r.system == system] or
                             [r for r in runs if r.test == test])
@@ -222,7 +230,8 @@ def cmd_drift(args):
     if reffile.load(path) is None:
         raise UsageError(f'no references for {system!r} ({path}): nothing to drift from')
     rows = [row for test in TESTS for row in
-            drift.drift(reffile.load(path, test), [r for r in runs if r.test == test], args.last)]
+            drift.drift(reffile.load(path, test), [r for r in runs if r.test == test], args.last,
+                        args.tta_aggregate)]
     drifted = [r for r in rows if r.status in drift.DRIFTED]
     if drifted or args.all:
         print(drift.render(rows, args.all))
@@ -242,8 +251,12 @@ def cmd_report(args):
     path = reffile.path_for(reffile.reference_dir(args.reference_dir), system)
     refs = reffile.load(path)
     written, rows = report.write_report(runs, refs, args.out, system, args.last,
-                                        plots=not args.no_plots)
+                                        plots=not args.no_plots,
+                                        tta_aggregate=args.tta_aggregate)
     print(table(report.HEADERS, report.summary_table(rows)))
+    tta = [r for r in runs if r.test == report.TTA_TEST]
+    if tta:
+        print(table(report.TTA_HEADERS, report.tta_table(tta, args.last, args.tta_aggregate)))
     for w in written:
         print(f'wrote {w}')
     return 0

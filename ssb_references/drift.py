@@ -1,12 +1,12 @@
 """Drift: variables whose latest runs moved beyond their references' thresholds.
 
-For each referenced variable, the median of the last N runs (of the entry's
-workload) is compared with the band: beyond the worse side is ``regressed``,
+For each referenced variable, the centre of the last N runs (of the entry's
+workload: their median, or MLPerf's mean for time to accuracy, see variables.py)
+is compared with the band: beyond the worse side is ``regressed``,
 beyond the mirrored band on the better side (which ReFrame does not fail) is
 ``improved``, a count outside its band is ``changed``. Either way the
 reference no longer describes the machine.
 """
-import statistics
 from dataclasses import dataclass
 
 from . import bounds, variables
@@ -23,17 +23,21 @@ class Row:
     reference: list
     recent: list
     status: str
-
-    @property
-    def median(self):
-        return statistics.median(self.recent) if self.recent else None
+    centre: float = None
 
 
-def classify(name, values, entry):
-    if not values:
+def _centre(name, values, tta_aggregate):
+    try:
+        return variables.centre(name, values, tta_aggregate) if values else None
+    except variables.TooFewRuns:
+        return None
+
+
+def classify(name, m, entry):
+    """The status of the centre ``m`` of the recent runs against a reference entry."""
+    if m is None:
         return 'no runs'
     value, lower, upper, _ = bounds.entry_tuple(entry)
-    m = statistics.median(values)
     lo, hi = bounds.band(value, lower, upper)
     pol = variables.policy(name)
     better = pol.better if pol else 'exact'
@@ -53,7 +57,7 @@ def classify(name, values, entry):
     return 'improved' if m > mirrored else 'ok'
 
 
-def drift(reffile, runs, last_n=3):
+def drift(reffile, runs, last_n=3, tta_aggregate='mlperf'):
     """Rows for every referenced variable, and 'no reference' rows for keys without one."""
     groups = {}
     for r in sorted(runs, key=lambda r: r.time):
@@ -71,13 +75,14 @@ def drift(reffile, runs, last_n=3):
             continue
         for name, entry in entries.items():
             values = [r.perf[name][0] for r in recent if name in r.perf]
-            out.append(Row(key, name, entry, values, classify(name, values, entry)))
+            m = _centre(name, values, tta_aggregate)
+            out.append(Row(key, name, entry, values, classify(name, m, entry), m))
     return out
 
 
 def render(rows, show_all=False):
     from .diff import fmt
     shown = [r for r in rows if show_all or r.status in DRIFTED]
-    return table(['key', 'variable', 'reference [band]', 'last runs', 'median', 'status'],
+    return table(['key', 'variable', 'reference [band]', 'last runs', 'centre', 'status'],
                  [[key_text(r.key), r.variable, fmt(r.reference),
-                   ' '.join(num(v) for v in r.recent), num(r.median), r.status] for r in shown])
+                   ' '.join(num(v) for v in r.recent), num(r.centre), r.status] for r in shown])

@@ -5,7 +5,6 @@ runs, when runs come from another system, or when a key's runs mix TensorFlow
 versions, environments or workloads.
 """
 import math
-import statistics
 from dataclasses import dataclass, field
 
 from . import variables
@@ -115,9 +114,9 @@ def thresholds(centre, t, better):
 
 
 def propose_variable(name, values, unit, spread_factor=variables.SPREAD_FACTOR, followed=None,
-                     min_tolerance=0.0):
+                     min_tolerance=0.0, tta_aggregate='mlperf'):
     pol = variables.policy(name)
-    centre = statistics.median(values)
+    centre = variables.centre(name, values, tta_aggregate)
     # 4 significant digits, far below any tolerance; counts stay exact.
     centre = float(centre) if pol.better == 'exact' else round_sig(centre)
     t = tolerance(values, centre, pol, spread_factor, followed, min_tolerance)
@@ -158,7 +157,8 @@ def _check_key(key, runs, allow_mixed_versions):
 
 
 def propose(runs, system, *, min_runs=3, last_n=None, spread_factor=variables.SPREAD_FACTOR,
-            allow_mixed_versions=False, skip_incomplete=False, min_tolerance=0.0):
+            allow_mixed_versions=False, skip_incomplete=False, min_tolerance=0.0,
+            tta_aggregate='mlperf'):
     """{key: KeyProposal} for the runs of ``system``; raises Refusal.
 
     ``runs`` are all the runs read; runs of another system are a refusal (select
@@ -212,8 +212,12 @@ def propose(runs, system, *, min_runs=3, last_n=None, spread_factor=variables.SP
                 continue
             follows = variables.policy(name).follows
             followed = kp.variables[follows].tolerance if follows in kp.variables else None
-            kp.variables[name] = propose_variable(name, [v for v, _ in measured], units.pop(),
-                                                  spread_factor, followed, min_tolerance)
+            try:
+                kp.variables[name] = propose_variable(name, [v for v, _ in measured],
+                                                      units.pop(), spread_factor, followed,
+                                                      min_tolerance, tta_aggregate)
+            except variables.TooFewRuns as err:
+                kp.notes.append(f'{err}: no reference (or pass --tta-aggregate median)')
         proposals[key] = kp
     if problems:
         raise Refusal('cannot propose references for ' + repr(system) + ':\n  ' +

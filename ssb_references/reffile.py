@@ -227,7 +227,7 @@ def build(system, proposals, index, old=None, replace=False, rule=None, now=None
 
 HEADER = """\
 # Performance references of size-shape-bench on system {system!r}: ReFrame 4.10
-# external references (reframe_tests/references.py points TrainingTest and SizeShapeGap at it).
+# external references (reframe_tests/references.py points each test at its section).
 # [value, lower, upper, unit]: thresholds are fractions of the value, null = unbounded.
 # Written by `ssb-references update`; see README.md, "References and acceptance testing" before editing by hand.
 """

@@ -5,7 +5,10 @@
 - ``<system>-lrfs-vs-hrvs.png``: epoch time, Mpx/s and peak memory, the two
   variants side by side (bars: median; whiskers: min and max);
 - ``<system>-trend.png``: every run of each key over time, with the reference
-  band of ``<reference dir>/<system>.yaml`` shaded and the reference dashed.
+  band of ``<reference dir>/<system>.yaml`` shaded and the reference dashed;
+- with TimeToAccuracy runs: a time-to-accuracy table in the markdown file and
+  ``<system>-accuracy.png``, the newest run's validation accuracy per epoch
+  against the seconds since its first touch of the data, with the target.
 
 Plots need matplotlib (``pip install 'size-shape-bench[report]'``).
 """
@@ -13,7 +16,7 @@ import csv
 import os
 import statistics
 
-from . import bounds, variables
+from . import TEST_NAME, bounds, variables
 from .runs import group, index_attrs, key_text, last
 from .text import markdown, num
 
@@ -223,13 +226,78 @@ def plot_trend(runs, reffile, path, system):
     return path
 
 
-def write_report(runs, reffile, out_dir, system, last_n=5, plots=True):
+TTA_TEST = 'TimeToAccuracy'
+TTA_HEADERS = ['partition/variant/model', 'runs', 'target', 'seconds to target',
+               'epochs to target', 'val accuracy per epoch (newest run)']
+
+
+def _curve(run, name):
+    text = run.get(name) or ''
+    return [float(x) for x in text.split(',') if x]
+
+
+def tta_table(runs, last_n=5, tta_aggregate='mlperf'):
+    """Rows of the time-to-accuracy table: the newest ``last_n`` runs of each key,
+    combined as ``--tta-aggregate`` says (n/a below the 3 runs MLPerf's rule needs)."""
+    rows = []
+    for key, rs in last(group(runs, index_attrs(runs)), last_n).items():
+        cells = []
+        for name in ('seconds_to_target', 'epochs_to_target'):
+            values = [r.perf[name][0] for r in rs if name in r.perf]
+            try:
+                cells.append(num(variables.centre(name, values, tta_aggregate)) if values else '-')
+            except variables.TooFewRuns:
+                cells.append(f'n/a ({len(values)} run(s), MLPerf needs 3)')
+        curve = ' '.join(f'{a:.2f}' for a in _curve(rs[-1], 'val_accuracy_curve'))
+        rows.append([key_text(key), str(len(rs)), rs[-1].get('target_accuracy') or '-',
+                     *cells, curve])
+    return rows
+
+
+def plot_accuracy(runs, path, system):
+    """Per partition x model, the newest run of each variant: val accuracy over time."""
+    plt = _pyplot()
+    newest = {k: rs[-1] for k, rs in group(runs, index_attrs(runs)).items()}
+    panels = sorted({_subkey(k) for k in newest}, key=lambda k: [str(x) for x in k])
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
+    colours = {'lrfs': '#4477aa', 'hrvs': '#ee6677'}
+    for ax, sk in zip(axes[0], panels):
+        for variant, label in VARIANTS:
+            run = newest.get((sk[0], variant) + sk[1:])
+            if run is None:
+                continue
+            ax.plot(_curve(run, 'val_time_curve'), _curve(run, 'val_accuracy_curve'), 'o-',
+                    color=colours[variant], label=f'{label} ({run.when:%Y-%m-%d %H:%M})')
+            if run.get('target_accuracy'):
+                ax.axhline(float(run.get('target_accuracy')), color='#777777', ls='--', lw=1)
+        ax.set_title(key_text(sk), fontsize=9)
+        ax.set_xlabel('seconds since the first touch of the data', fontsize=8)
+        ax.set_ylabel('validation accuracy', fontsize=8)
+        ax.legend(fontsize=7)
+    fig.suptitle(f'{system}: time to accuracy (dashed: the target)', fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_report(runs, reffile, out_dir, system, last_n=5, plots=True, tta_aggregate='mlperf'):
     """Write the tables (and plots); returns (the paths written, the summary rows)."""
-    rows = summary(runs, last_n)
+    training = [r for r in runs if r.test == TEST_NAME]
+    tta = [r for r in runs if r.test == TTA_TEST]
+    rows = summary(training, last_n)
     written = write_tables(rows, out_dir, system)
+    if tta:
+        with open(written[0], 'a') as f:
+            f.write(f'\n## Time to accuracy ({tta_aggregate} of the newest {last_n} runs)\n\n')
+            f.write(markdown(TTA_HEADERS, tta_table(tta, last_n, tta_aggregate)) + '\n')
     if plots:
-        written.append(plot_variants(rows, os.path.join(out_dir, f'{system}-lrfs-vs-hrvs.png'),
-                                     system))
-        written.append(plot_trend(runs, reffile, os.path.join(out_dir, f'{system}-trend.png'),
-                                  system))
+        if training:
+            written.append(plot_variants(rows, os.path.join(out_dir,
+                                                            f'{system}-lrfs-vs-hrvs.png'), system))
+            written.append(plot_trend(training, reffile,
+                                      os.path.join(out_dir, f'{system}-trend.png'), system))
+        if tta:
+            written.append(plot_accuracy(tta, os.path.join(out_dir, f'{system}-accuracy.png'),
+                                         system))
     return written, rows

@@ -12,13 +12,14 @@ from . import TEST_NAME
 #: Reference index: ReFrame's ``$partition``, these test attributes and, when any run has
 #: them, the optional ones, with the value a run logged before the attribute existed.
 # The tests references are kept for, each with its index attributes after $partition.
-TESTS = {'TrainingTest': ['variant', 'model'], 'SizeShapeGap': ['model']}
+TESTS = {'TrainingTest': ['variant', 'model'], 'SizeShapeGap': ['model'],
+         'TimeToAccuracy': ['variant', 'model']}
 OPTIONAL_INDEX_ATTRS = {'scale': 'single'}
 
 #: Test variables that define the work a run did; references are for one workload.
 WORKLOAD_FIELDS = {
     None: ['dataset', 'subset', 'epochs', 'batch_size', 'retracing', 'training_step',
-           'precision', 'jit_compile', 'prepare'],
+           'precision', 'jit_compile', 'prepare', 'target_accuracy', 'val_subset'],
     'lrfs': ['image_size', 'crop_size'],
     'hrvs': ['pixel_budget', 'upscale', 'hrvs_batching'],
 }

@@ -13,7 +13,12 @@ The threshold rule (README.md, "The threshold rule"):
   more than ``t``; ``higher``: throughputs may not drop by more than ``t``);
   counts (``exact``) are bounded on both sides. Improvements are not failures:
   ``ssb-references drift`` reports them, so that the references get updated.
+
+Time-to-accuracy variables are centred as MLPerf Training scores runs: the
+fastest and the slowest run dropped, the mean of the rest (``--tta-aggregate
+median`` for the median instead).
 """
+import statistics
 from dataclasses import dataclass
 from typing import Optional
 
@@ -28,6 +33,7 @@ class Policy:
     abs_floor: float = 0.0    # smallest tolerance, in the variable's unit
     follows: Optional[str] = None   # at least the translated tolerance of this time
     why: str = ''
+    time_to_accuracy: bool = False  # centred as --tta-aggregate says (MLPerf by default)
 
 
 POLICIES = {
@@ -75,6 +81,15 @@ POLICIES = {
                                why='power x steady epoch time: the noise of both'),
     'energy_per_image': Policy('lower', 0.15, why='energy per epoch / images'),
     'mean_power': Policy('lower', 0.10, why='the counters\' and the load\'s variation'),
+    # TimeToAccuracy: MLPerf Training's scoring over runs (aggregate below).
+    'seconds_to_target': Policy('lower', 0.20, 1.0, time_to_accuracy=True,
+                                why='epochs to target times epoch time: both vary'),
+    'epochs_to_target': Policy('lower', 0.0, 1.0, time_to_accuracy=True,
+                               why='one epoch more is within the seeds\' and threads\' noise'),
+    'val_accuracy': Policy('higher', 0.0, 0.05,
+                           why='the accuracy that reached the target: noisy on a small subset'),
+    'validation_time': Policy('lower', 0.25, 0.25,
+                              why='a few short evaluations, tracing included'),
     # SizeShapeGap: HR&VS over LR&FS of one partition, model and scale.
     'hrvs_lrfs_time_per_mpx': Policy('lower', 0.15,
                                      why='a ratio of two steady epoch times: the noise of both'),
@@ -111,6 +126,10 @@ LABELS = {
     'parallel_efficiency': 'parallel efficiency',
     'trace_seconds_per_shape': 'seconds per new shape',
     'compile_seconds': 'XLA compile seconds',
+    'seconds_to_target': 'seconds to target accuracy',
+    'epochs_to_target': 'epochs to target accuracy',
+    'val_accuracy': 'validation accuracy',
+    'validation_time': 'validation time',
     'distinct_shapes': 'distinct shapes',
     'traced_graphs': 'traced graphs',
 }
@@ -119,3 +138,25 @@ LABELS = {
 def policy(name):
     """The variable's policy, or None for a variable nobody has decided about yet."""
     return POLICIES.get(name)
+
+
+#: How ``--tta-aggregate`` can combine the runs of a time-to-accuracy variable.
+TTA_AGGREGATES = ('mlperf', 'median')
+
+
+class TooFewRuns(ValueError):
+    pass
+
+
+def centre(name, values, tta_aggregate='mlperf'):
+    """The value that stands for several runs: their median; for time-to-accuracy
+    variables with ``tta_aggregate='mlperf'``, the mean after dropping the fastest
+    and the slowest run (MLPerf Training), which needs at least 3 runs."""
+    pol = policy(name)
+    if pol is not None and pol.time_to_accuracy and tta_aggregate == 'mlperf':
+        if len(values) < 3:
+            raise TooFewRuns(f'{name}: MLPerf aggregation drops the fastest and the slowest '
+                             f'run and needs at least 3, got {len(values)}')
+        kept = sorted(values)[1:-1]
+        return sum(kept) / len(kept)
+    return statistics.median(values)

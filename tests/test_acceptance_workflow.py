@@ -19,7 +19,7 @@ import yaml
 from conftest import CI_CONFIG, REPO
 from reframe_runs import read_perflog, run_reframe
 
-SELECT = ['-n', 'variant=lrfs.*scale=single', '--exec-policy=serial']
+SELECT = ['-n', 'TrainingTest.*variant=lrfs.*scale=single', '--exec-policy=serial']
 SYSTEMS = {'generic': ('generic', 'default', None), 'ci': ('ci', 'cpu', CI_CONFIG)}
 
 

@@ -9,7 +9,7 @@ import yaml
 from reframe_runs import read_perflog
 from test_acceptance_workflow import reasons, reframe, ssb_references
 
-SELECT = ['-n', 'scale=single', '--exec-policy=serial']
+SELECT = ['-n', '(TrainingTest|SizeShapeGap).*scale=single', '--exec-policy=serial']
 
 
 def gap_records(cwd):

@@ -51,8 +51,28 @@ def test_default_run_logs_both_variants(default_run):
         assert re.fullmatch(r'sha256:[0-9a-f]{64}', r['dataset_fingerprint'])
         assert re.fullmatch(r'[0-9a-f]{40}(-dirty)?|none', r['git_revision'])
         assert float(r['trace_seconds_per_shape_value']) > 0
-    # data, 2 single-scale runs and their gap; the other scales (and their gaps) skip
-    assert 'Ran 4/13 test case(s)' in proc.stdout
+    # data, 2 single-scale runs and their gap, time-to-accuracy data and 2 runs; the other
+    # scales (and their gaps) skip
+    assert 'Ran 7/16 test case(s)' in proc.stdout
+
+
+def test_default_run_reaches_the_target_accuracy(default_run):
+    cwd, proc = default_run
+    (perflog,) = glob.glob(os.path.join(cwd, 'perflogs', 'generic', 'default',
+                                        'TimeToAccuracy.log'))
+    records = {r['variant']: r for r in read_perflog(perflog)}
+    assert set(records) == {'lrfs', 'hrvs'}
+    for variant, r in records.items():
+        assert r['result'] == 'pass' and r['target_accuracy'] == '0.5'
+        epochs = float(r['epochs_to_target_value'])
+        assert 1 <= epochs <= 15 and r['epochs_to_target_unit'] == 'epochs'
+        assert float(r['seconds_to_target_value']) > 0
+        curve = [float(a) for a in r['val_accuracy_curve'].split(',')]
+        assert len(curve) == max(2, epochs) and curve[int(epochs) - 1] >= 0.5
+        assert abs(float(r['val_accuracy_value']) - curve[-1]) < 1e-4      # the last epoch's
+        times = [float(t) for t in r['val_time_curve'].split(',')]
+        assert times == sorted(times) and len(times) == len(curve)
+        assert r['payload_version'] == payload.PAYLOAD_VERSION
 
 
 @pytest.fixture(scope='module')
@@ -74,24 +94,28 @@ def expect_failure(cwd, *args):
 
 def test_missing_data_dir_fails_with_payload_error(tmp_path):
     missing = tmp_path / 'no such dir'
-    (reason,) = expect_failure(tmp_path, '-n', 'variant=lrfs', '-S', f'data_dir={missing}')
+    (reason,) = expect_failure(tmp_path, '-n', 'TrainingTest.*variant=lrfs',
+                               '-S', f'data_dir={missing}')
     assert f"payload failed: error: data directory '{missing}' does not exist" in reason
 
 
 def test_corrupt_jpeg_fails_with_payload_error(tmp_path, broken_dataset):
     root, victim = broken_dataset
-    (reason,) = expect_failure(tmp_path, '-n', 'variant=hrvs', '-S', f'data_dir={root}')
+    (reason,) = expect_failure(tmp_path, '-n', 'TrainingTest.*variant=hrvs',
+                               '-S', f'data_dir={root}')
     assert (f"payload failed: error: {root}/MAMe_dataset.csv:7: corrupt image '{victim}': "
             "truncated JPEG") in reason
 
 
 def test_bad_batch_size_fails_with_payload_error(tmp_path):
-    (reason,) = expect_failure(tmp_path, '-n', 'variant=lrfs', '-S', 'lrfs_batch_size=0')
+    (reason,) = expect_failure(tmp_path, '-n', 'TrainingTest.*variant=lrfs',
+                               '-S', 'lrfs_batch_size=0')
     assert 'payload failed: error: --batch-size must be >= 1, got 0' in reason
 
 
 def test_image_over_memory_limit_fails_with_its_shape(tmp_path):
-    (reason,) = expect_failure(tmp_path, '-n', 'variant=hrvs', '-S', 'pixel_budget=native',
+    (reason,) = expect_failure(tmp_path, '-n', 'TrainingTest.*variant=hrvs',
+                               '-S', 'pixel_budget=native',
                                '-S', 'memory_limit_gib=0.001')
     assert 'payload failed: error: image ' in reason and 'over the memory limit' in reason
     assert ' px, trained as ' in reason
@@ -100,7 +124,8 @@ def test_image_over_memory_limit_fails_with_its_shape(tmp_path):
 def test_data_path_with_spaces_runs(tmp_path, broken_dataset):
     spaced = tmp_path / 'data with spaces' / 'mame'
     make_dataset(spaced)
-    proc = run_reframe('-r', '-n', 'variant=hrvs', '-S', f'data_dir={spaced}', cwd=tmp_path)
+    proc = run_reframe('-r', '-n', 'TrainingTest.*variant=hrvs', '-S', f'data_dir={spaced}',
+                       cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:]
     (perflog,) = glob.glob(os.path.join(tmp_path, 'perflogs', '*', '*', 'TrainingTest.log'))
     (record,) = read_perflog(perflog)
@@ -113,7 +138,8 @@ def test_published_quirks_prepared_and_staged(tmp_path):
     root = make_quirky_root(tmp_path / 'mame')
     scratch = tmp_path / 'scratch'
     scratch.mkdir()
-    proc = run_reframe('-r', '-n', 'variant=hrvs', '-S', f'data_dir={root}', '-S', 'prepare=true',
+    proc = run_reframe('-r', '-n', 'TrainingTest.*variant=hrvs', '-S', f'data_dir={root}',
+                       '-S', 'prepare=true',
                        '-S', f'stage_dir={scratch}', cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:]
     (perflog,) = glob.glob(os.path.join(tmp_path, 'perflogs', '*', '*', 'TrainingTest.log'))

@@ -14,7 +14,8 @@ def strategies_run(tiny_dataset, tmp_path_factory):
     cwd = tmp_path_factory.mktemp('rfm-strategies')
     packed = str(cwd / 'tiny mame.h5')
     hdf5.pack(tiny_dataset, packed)
-    proc = run_reframe('-r', '-n', 'variant=hrvs.*%scale=single',   # one -n: several are or-ed
+    # one -n: several are or-ed
+    proc = run_reframe('-r', '-n', 'TrainingTest.*variant=hrvs.*%scale=single',
                        '-P', 'hrvs_batching=single,padded,bucketed', '-S', 'hrvs_batch_size=4',
                        '-S', 'pixel_budget=4k', '-S', 'epochs=2', '-S', f'data_dir={packed}',
                        cwd=cwd)

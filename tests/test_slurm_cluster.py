@@ -32,7 +32,8 @@ def slurm_interval(jobid):
 @pytest.fixture(scope='module')
 def cluster_run(slurm, tmp_path_factory):
     cwd = tmp_path_factory.mktemp('slurm')
-    proc = run_reframe('-r', '-n', 'scale=(single|node)', config=CI_CONFIG, cwd=cwd,
+    proc = run_reframe('-r', '-n', '(TrainingTest|SizeShapeGap).*scale=(single|node)',
+                       config=CI_CONFIG, cwd=cwd,
                        env=cluster_env(cwd))
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     (perflog,) = glob.glob(os.path.join(cwd, 'perflogs', 'ci', 'cpu', 'TrainingTest.log'))
@@ -97,7 +98,7 @@ def test_killed_worker_fails_the_job_with_a_reason(slurm, tmp_path):
     env = dict({k: v for k, v in os.environ.items() if not k.startswith('RFM_')},
                **cluster_env(tmp_path))
     rfm = subprocess.Popen([REFRAME, '-C', CI_CONFIG, '-c', os.path.join(REPO, 'reframe_tests'),
-                            '-r', '-n', 'variant=hrvs.*scale=node', '-S', 'epochs=300',
+                            '-r', '-n', 'TrainingTest.*variant=hrvs.*scale=node', '-S', 'epochs=300',
                             '-S', 'parallel_efficiency=false', '-S', 'time_limit=10m'],
                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
     try:
@@ -134,7 +135,8 @@ site_configuration = ci.site_configuration
 for environ in site_configuration['environments']:
     environ['modules'] = ['size-shape-bench/no-such-version']
 ''')
-    proc = run_reframe('-r', '-n', 'variant=lrfs.*scale=single', config=config, cwd=tmp_path,
+    proc = run_reframe('-r', '-n', 'TrainingTest.*variant=lrfs.*scale=single', config=config,
+                       cwd=tmp_path,
                        env=cluster_env(tmp_path))
     assert proc.returncode != 0
     reasons = [line for line in proc.stdout.splitlines() if '* Reason:' in line]

@@ -1,0 +1,82 @@
+"""Time to accuracy: train until the validation accuracy reaches a target (DawnBench, MLPerf).
+
+``TimeToAccuracy`` runs the payload with ``--target-accuracy``: it evaluates on the
+``val`` subset after every epoch and stops at the epoch that reaches the target;
+the clock runs from the first touch of the data to the end of that evaluation,
+model set-up excluded (the MLPerf Training rule). Fails when the epochs end first.
+
+On the suite's own synthetic data the classes are learnable by design and the
+default target is reached in a few epochs on 2 cores. Real data has no default
+target: name one (``-S target_accuracy=0.7``), or the test is skipped.
+MLPerf scores several runs by dropping the fastest and the slowest and averaging
+the rest: ``ssb-references`` does so for these variables (docs/references.md).
+"""
+import os
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
+
+from . import payload_log
+from .mame_data import SyntheticMAMe
+from .training import TrainingTest
+
+# Reached by smallcnn on the default synthetic data in 5 to 7 epochs (LR&FS and HR&VS).
+SYNTHETIC_TARGET = 0.5
+
+
+@rfm.simple_test
+class TimeToAccuracy(TrainingTest):
+    """Epochs and seconds to a validation accuracy: a variant x model x device."""
+
+    scale = parameter(['single'])
+    # Validation accuracy to reach; default: SYNTHETIC_TARGET on synthetic data.
+    target_accuracy = variable(float, type(None), value=None)
+    epochs = 15                     # at most; the run stops at the target
+    val_subset = variable(str, value='val')
+    # Per epoch, for the report's curve: comma-separated, oldest first.
+    val_accuracy_curve = variable(str, value='')
+    val_time_curve = variable(str, value='')      # seconds since the first touch of the data
+
+    # Enough images to learn from and a validation subset that can tell 50% from chance.
+    mame_data = fixture(SyntheticMAMe, scope='session',
+                        variables={'images_per_class': 8, 'val_per_class': 2})
+    stops_at_target = True
+
+    @run_after('init')
+    def tag(self):
+        self.tags.add('time_to_accuracy')
+
+    @run_after('setup')
+    def set_target(self):
+        if self.target_accuracy is None:
+            self.skip_if(bool(self.data_dir or self.current_partition.extras.get('mame_root')),
+                         'real data has no default target: set -S target_accuracy=A')
+            self.target_accuracy = SYNTHETIC_TARGET
+
+    def more_options(self):
+        return ['--target-accuracy', str(self.target_accuracy), '--val-subset', self.val_subset,
+                '--input-probe-seconds', '0']
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        if self.is_dry_run():
+            return
+        TrainingTest.set_perf_variables(self)
+        stdout = os.path.join(self.stagedir, self.job.stdout)
+        records = [r for r in sn.evaluate(payload_log.epochs(stdout)) if r.get('worker', 0) == 0]
+        self.val_accuracy_curve = ','.join(f'{r["val_accuracy"]:.4f}' for r in records)
+        self.val_time_curve = ','.join(f'{r["elapsed_s"]:.2f}' for r in records)
+
+        def value(key, unit):
+            return sn.make_performance_function(payload_log.summary_value(self.stdout, key), unit)
+
+        kept = ('first_epoch_time', 'steady_epoch_time', 'throughput', 'host_peak_memory',
+                'device_peak_memory')
+        self.perf_variables = {
+            'seconds_to_target': value('seconds_to_target', 's'),
+            'epochs_to_target': value('epochs_to_target', 'epochs'),
+            'val_accuracy': value('val_accuracy', 'fraction'),
+            'validation_time': value('val_seconds', 's'),
+            **{k: v for k, v in self.perf_variables.items() if k in kept},
+        }
