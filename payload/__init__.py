@@ -1,6 +1,6 @@
 """size-shape-bench training payload: plain TensorFlow/Keras, no ReFrame import.
 
-Run as ``python -m payload --variant lrfs|hrvs --data-dir DIR ...``; see README.md
+Run as ``python -m payload --variant lrfs|hrvs --data-dir DIR ...``; see docs/payload.md
 for the options and the output contract (``SSB-EPOCH`` / ``SSB-SUMMARY`` lines).
 """
 

@@ -52,7 +52,7 @@ class Rapl:
                 values.append(int(_read_text(path)))
             except PermissionError:
                 raise Unavailable(f'{path} is not readable (root-only since Linux 5.10; see '
-                                  'README, "Energy")') from None
+                                  'docs/metrics.md, "Energy")') from None
         return values
 
     def joules(self, before, after):

@@ -1,5 +1,5 @@
 """The payload's output protocol: one ``SSB-EPOCH {json}`` line per epoch and one
-``SSB-SUMMARY {json}`` line at the end (README.md, "Output contract").
+``SSB-SUMMARY {json}`` line at the end (docs/payload.md, "Output contract").
 
 No TensorFlow import: ReFrame's parser (reframe_tests/payload_log.py) and the
 benchmark read these names too. Worker 0 writes to stdout; worker N to its own

@@ -1,4 +1,4 @@
-"""The one place that reads the payload's output (see README.md, "Payload output").
+"""The one place that reads the payload's output (see docs/payload.md, "Output contract").
 
 The payload prints ``SSB-EPOCH {json}`` once per epoch and ``SSB-SUMMARY {json}``
 once at the end; failures it can name are one ``error: ...`` line on stderr.

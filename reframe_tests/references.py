@@ -1,7 +1,7 @@
 """Per-system performance references: ``references/<system>.yaml`` next to this file.
 
 The files are ReFrame 4.10 external references (``reference = {'$ref': FILE}``
-with an ``$index``), written by ``ssb-references update`` (README.md, "References and acceptance testing").
+with an ``$index``), written by ``ssb-references update`` (docs/references.md).
 A system without a file runs without references: its performance is logged,
 never failed. ``SSB_REFERENCE_DIR`` points the tests at another directory.
 

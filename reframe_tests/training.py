@@ -91,12 +91,12 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     suite_version = variable(str, value='unknown')
     git_revision = variable(str, value='unknown')         # of the suite's checkout, if any
     dataset_fingerprint = variable(str, value='unknown')
-    # Where the energy figures come from, or why there are none (README, "Energy"), and
+    # Where the energy figures come from, or why there are none (docs/metrics.md, "Energy"), and
     # Slurm's own figure for the job (ConsumedEnergyRaw), a cross-check only.
     energy_source = variable(str, value='none')
     energy_note = variable(str, value='')
     sacct_energy_j = variable(str, value='n/a')
-    # Run the payload in this image (README, "Containers"); default: the partition's
+    # Run the payload in this image (docs/clusters.md, "Containers"); default: the partition's
     # extras['container_image'], else no container. Its digest goes into the perflog.
     container_image = variable(str, value='')
     container_image_digest = variable(str, value='')

@@ -1,6 +1,6 @@
 """Per-system performance references of size-shape-bench: propose, diff, update, drift, report.
 
-``python -m ssb_references --help`` (console script ``ssb-references``); see README.md, "References and acceptance testing".
+``python -m ssb_references --help`` (console script ``ssb-references``); see docs/references.md.
 """
 import importlib.metadata
 

@@ -50,7 +50,7 @@ def _proposal_options(p):
                    '(default %g)' % variables.SPREAD_FACTOR)
     g.add_argument('--min-tolerance', type=float, default=0.0, metavar='FRACTION',
                    help='raise the floor of every tolerance but those of counts to FRACTION '
-                   '(shared or noisy machines; default 0: the floors of README.md, "References and acceptance testing")')
+                   '(shared or noisy machines; default 0: the floors of docs/references.md)')
     g.add_argument('--allow-mixed-versions', action='store_true',
                    help="accept a key's runs with different TensorFlow versions")
     g.add_argument('--skip-incomplete', action='store_true',
@@ -62,7 +62,7 @@ def _proposal_options(p):
 def parser():
     p = argparse.ArgumentParser(
         prog='ssb-references',
-        description='Per-system performance references of size-shape-bench (README.md, "References and acceptance testing").')
+        description='Per-system performance references of size-shape-bench (docs/references.md).')
     p.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     sub = p.add_subparsers(dest='command', required=True, metavar='COMMAND')
     cmds = {

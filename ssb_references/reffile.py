@@ -229,7 +229,7 @@ HEADER = """\
 # Performance references of size-shape-bench on system {system!r}: ReFrame 4.10
 # external references (reframe_tests/references.py points each test at its section).
 # [value, lower, upper, unit]: thresholds are fractions of the value, null = unbounded.
-# Written by `ssb-references update`; see README.md, "References and acceptance testing" before editing by hand.
+# Written by `ssb-references update`; see docs/references.md before editing by hand.
 """
 
 

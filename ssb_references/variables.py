@@ -1,6 +1,6 @@
 """Which way is better for each performance variable, and the floor under its tolerance.
 
-The threshold rule (README.md, "The threshold rule"):
+The threshold rule (docs/references.md, "The threshold rule"):
 
 - centre: the median of the selected runs;
 - tolerance ``t`` (a fraction of the median) = the largest of

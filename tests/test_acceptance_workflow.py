@@ -1,4 +1,4 @@
-"""The acceptance workflow end to end (README.md, "References and acceptance testing"), on ReFrame's builtin generic
+"""The acceptance workflow end to end (docs/references.md), on ReFrame's builtin generic
 system and through the CI Slurm cluster (site_configs/ci.py).
 
 Three runs, references generated from them with ``ssb-references update``, then:

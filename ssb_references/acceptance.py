@@ -1,0 +1,244 @@
+"""``ssb-acceptance``: one scheduled acceptance run, judged, reported and kept (docs/acceptance.md).
+
+It runs ReFrame's acceptance mode with results storage on, judges the session against the
+references (ReFrame enforces them; improvements are found here) or, with ``--baseline``,
+against a stored session, compares it with the previous stored session through ReFrame's
+``--performance-compare``, and writes a dated report directory with a one-screen summary.
+
+Exit status: 0 nothing regressed; 1 performance drift; 2 tests failed to run (or this
+command could not run them: another run holds the lock, ReFrame would not start, ...).
+"""
+import argparse
+import datetime
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.request
+
+from . import __version__, acceptance_judge, reffile, report, resultsdb
+from .runs import TESTS
+
+WEBHOOK_ENV = 'SSB_ACCEPTANCE_WEBHOOK_URL'
+WEBHOOK_AUTH_ENV = 'SSB_ACCEPTANCE_WEBHOOK_AUTH'
+
+
+class Failure(Exception):
+    """This command could not do its job; exit status 2 with the message."""
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog='ssb-acceptance', description=__doc__.split('\n\n')[0],
+        epilog='Arguments after -- go to ReFrame as they are (e.g. -- -S models=smallcnn).')
+    p.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
+    p.add_argument('-C', '--config', metavar='FILE',
+                   help='ReFrame site configuration (default: ReFrame\'s builtin generic system)')
+    p.add_argument('--checks', default='reframe_tests', metavar='DIR',
+                   help='the suite\'s ReFrame tests (default: reframe_tests in the current '
+                        'directory, the repository root)')
+    p.add_argument('--system', metavar='SYSTEM[:PARTITION]',
+                   help='ReFrame --system: the system, or one partition of it')
+    p.add_argument('--out', default='ssb-acceptance', metavar='DIR',
+                   help='reports go to DIR/reports/<UTC time>/, DIR/latest points at the newest; '
+                        'ReFrame works in DIR/reframe (default ./ssb-acceptance)')
+    p.add_argument('--mode', help='ReFrame --mode (default: acceptance with -C; none on the '
+                                  'builtin generic system, which has no modes)')
+    p.add_argument('--baseline', metavar='SESSION',
+                   help='judge against this stored session (UUID, e.g. the last before an '
+                        'upgrade) instead of the references, which are then not enforced')
+    p.add_argument('--db', metavar='FILE',
+                   help='results database (default: the one the configuration names)')
+    p.add_argument('--webhook', metavar='URL', default=os.environ.get(WEBHOOK_ENV),
+                   help=f'POST the summary as JSON here (default ${WEBHOOK_ENV}; none: off); '
+                        f'${WEBHOOK_AUTH_ENV} is sent as the Authorization header')
+    p.add_argument('--dry-run', action='store_true',
+                   help='ReFrame --dry-run: make the job scripts, submit nothing, write no report')
+    return p
+
+
+class Lock:
+    """An exclusive lock on DIR/.lock; says who holds it when it is taken."""
+
+    def __init__(self, out):
+        self.path = os.path.join(out, '.lock')
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(self.fd, 200, 0).decode(errors='replace').strip() or 'unknown'
+            os.close(self.fd)
+            raise Failure(f'another ssb-acceptance run holds {self.path} ({holder}); '
+                          f'not starting a second one on the same --out') from None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, f'pid {os.getpid()} on {os.uname().nodename}, since '
+                           f'{_now():%Y-%m-%dT%H:%M:%SZ}\n'.encode(), 0)
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)          # releases the lock
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def reframe_base(args):
+    """``reframe`` with the tests, the configuration and the system, no action yet."""
+    cmd = [os.path.join(os.path.dirname(sys.executable), 'reframe'), '-c', args.checks]
+    if args.config:
+        cmd += ['-C', os.path.abspath(args.config)]
+    if args.system:
+        cmd += ['--system', args.system]
+    return cmd
+
+
+def results_db(args, env):
+    """The results database ReFrame stores sessions in, as the configuration names it."""
+    if args.db:
+        return os.path.abspath(args.db)
+    proc = subprocess.run(reframe_base(args) + ['--show-config=storage/0/sqlite_db_file'],
+                          capture_output=True, text=True, env=env)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise Failure(f'ReFrame could not read the configuration: '
+                      f'{(proc.stderr or proc.stdout).strip()[-2000:]}')
+    return os.path.expandvars(json.loads(lines[-1]))
+
+
+def performance_compare(args, env, base, new, workdir):
+    """ReFrame's --performance-compare of the new session (left) with ``base`` (right),
+    as CSV text ('' if it failed)."""
+    proc = subprocess.run(reframe_base(args) + [
+        f'--performance-compare={new}/{base}/median:/', '--table-format=csv'],
+        capture_output=True, text=True, env=env, cwd=workdir)
+    return proc.stdout if proc.returncode == 0 else ''
+
+
+def post(url, summary):
+    """Send the summary to the webhook; a failure to send is said, never fatal."""
+    request = urllib.request.Request(url, data=json.dumps(summary).encode(), method='POST',
+                                     headers={'Content-Type': 'application/json'})
+    if os.environ.get(WEBHOOK_AUTH_ENV):
+        request.add_header('Authorization', os.environ[WEBHOOK_AUTH_ENV])
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            response.read()
+    except OSError as err:
+        print(f'ssb-acceptance: warning: could not POST the summary to the webhook: {err}',
+              file=sys.stderr)
+
+
+def publish(out, partial, stamp):
+    """Move the finished report into place and point DIR/latest at it (both atomic)."""
+    final = os.path.join(out, 'reports', stamp)
+    os.rename(partial, final)
+    link = os.path.join(out, f'.latest-{os.getpid()}')
+    os.symlink(os.path.relpath(final, out), link)
+    os.replace(link, os.path.join(out, 'latest'))
+    return final
+
+
+def run(args, extra):
+    args.checks = os.path.abspath(args.checks)
+    if not os.path.isfile(os.path.join(args.checks, 'training.py')):
+        raise Failure(f'no size-shape-bench tests in {args.checks}: run from the repository '
+                      f'root or pass --checks DIR')
+    out = os.path.abspath(args.out)
+    os.makedirs(os.path.join(out, 'reports'), exist_ok=True)
+    with Lock(out):
+        # A run killed mid-way left only an incomplete directory: never a report.
+        for name in os.listdir(os.path.join(out, 'reports')):
+            if name.startswith('.incomplete-'):
+                shutil.rmtree(os.path.join(out, 'reports', name), ignore_errors=True)
+        stamp = _now().strftime('%Y%m%dT%H%M%SZ')
+        partial = os.path.join(out, 'reports', f'.incomplete-{stamp}')
+        os.makedirs(partial)
+        workdir = os.path.join(out, 'reframe')
+        os.makedirs(workdir, exist_ok=True)
+        env = dict(os.environ, RFM_ENABLE_RESULTS_STORAGE='1')
+        if args.db:
+            env['RFM_SQLITE_DB_FILE'] = os.path.abspath(args.db)
+        empty_refs = None
+        if args.baseline:            # judged against the session, not the references
+            empty_refs = tempfile.mkdtemp(prefix='ssb-no-references-')
+            env[reffile.ENV_VAR] = empty_refs
+        report_file = os.path.join(partial, 'reframe-report.json')
+        try:
+            with open(os.path.join(partial, 'reframe.log'), 'w') as log:
+                mode = args.mode or ('acceptance' if args.config else None)
+                cmd = reframe_base(args) + (['--mode', mode] if mode else []) + [
+                    '--dry-run' if args.dry_run else '-r', '--report-file', report_file, *extra]
+                proc = subprocess.run(cmd, cwd=workdir, env=env, stdout=log,
+                                      stderr=subprocess.STDOUT)
+        finally:
+            if empty_refs:
+                shutil.rmtree(empty_refs, ignore_errors=True)
+        if not os.path.exists(report_file):
+            with open(os.path.join(partial, 'reframe.log')) as f:
+                tail = f.read()[-3000:]
+            shutil.rmtree(partial, ignore_errors=True)
+            raise Failure(f'ReFrame ran no test (exit status {proc.returncode}):\n{tail}')
+        with open(report_file) as f:
+            session = json.load(f)
+        if args.dry_run:
+            shutil.rmtree(partial, ignore_errors=True)
+            return acceptance_judge.dry_run_summary(session, proc.returncode)
+        db = results_db(args, env)
+        uuid = session['session_info'].get('uuid')
+        previous = acceptance_judge.previous_session(db, uuid)
+        base = args.baseline or previous
+        compare = performance_compare(args, env, base, uuid, workdir) if base and uuid else ''
+        with open(os.path.join(partial, 'compare.csv'), 'w') as f:
+            f.write(compare)
+        # The references the tests read: $SSB_REFERENCE_DIR, else the checkout's.
+        refs_dir = os.environ.get(reffile.ENV_VAR) or os.path.join(args.checks, 'references')
+        refs_path = reffile.path_for(refs_dir, acceptance_judge.system_of(session) or 'unknown')
+        summary = acceptance_judge.judge(session, compare, args.baseline, previous,
+                                         None if args.baseline else refs_path)
+        summary['report_dir'] = os.path.join(out, 'reports', stamp)
+        write_report(db, summary, partial, refs_dir)
+        with open(os.path.join(partial, 'summary.json'), 'w') as f:
+            json.dump(summary, f, indent=1, sort_keys=True)
+        with open(os.path.join(partial, 'summary.txt'), 'w') as f:
+            f.write(acceptance_judge.render(summary))
+        publish(out, partial, stamp)
+        return summary
+
+
+def write_report(db, summary, out_dir, refs_dir):
+    """ssb-references report of the system's stored runs, in the report directory."""
+    system = summary['system']
+    if not system:
+        return
+    try:
+        runs = [r for test in TESTS
+                for r in resultsdb.read(db, test) if r.system == system]
+        if runs:
+            refs = reffile.load(reffile.path_for(refs_dir, system))
+            report.write_report(runs, refs, os.path.join(out_dir, 'report'), system)
+    except (report.PlotError, resultsdb.ResultsDBError, reffile.RefFileError) as err:
+        summary['notes'].append(f'report not drawn: {err}')
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    extra = []
+    if '--' in argv:
+        at = argv.index('--')
+        argv, extra = argv[:at], argv[at + 1:]
+    args = parser().parse_args(argv)
+    try:
+        summary = run(args, extra)
+    except (Failure, OSError) as err:
+        print(f'ssb-acceptance: error: {err}', file=sys.stderr)
+        return acceptance_judge.NOT_RUN
+    print(acceptance_judge.render(summary), end='')
+    if args.webhook and not args.dry_run:
+        post(args.webhook, summary)
+    return summary['exit_status']

@@ -1,0 +1,205 @@
+"""The verdict of one acceptance session, and its one-screen summary.
+
+Against the references: ReFrame has already failed every value beyond its band on the
+worse side; each referenced value is classified as ``drift`` does (regressed, improved,
+changed). Against a baseline session: each variable's change from the baseline's value,
+through ReFrame's ``--performance-compare``, beyond the variable's floor tolerance
+(variables.py) on its worse side.
+"""
+import csv
+import io
+
+from . import drift, resultsdb, variables
+
+OK, DRIFT, NOT_RUN = 0, 1, 2
+VERDICTS = {OK: 'PASSED', DRIFT: 'PERFORMANCE DRIFT', NOT_RUN: 'TESTS FAILED TO RUN'}
+SHOWN = 8             # items per list on the one screen; the rest are in summary.json
+
+
+def system_of(session):
+    for run in session.get('runs', []):
+        for tc in run.get('testcases', []):
+            if tc.get('system'):
+                return tc['system']
+    return None
+
+
+def previous_session(db, uuid):
+    """The stored session before ``uuid`` (None when it is the first)."""
+    try:
+        uuids = [u for u, _ in resultsdb._sessions(db)]
+    except resultsdb.ResultsDBError:
+        return None
+    if uuid not in uuids:
+        return uuids[-1] if uuids else None
+    at = uuids.index(uuid)
+    return uuids[at - 1] if at else None
+
+
+def _cases(session):
+    """The last run's test cases (ReFrame's retries come as later runs)."""
+    runs = session.get('runs') or [{}]
+    return [tc for tc in runs[-1].get('testcases', []) if tc.get('result') != 'skip']
+
+
+def _item(tc, name, value, base, unit, limit=None):
+    change = (value - base) / abs(base) * 100 if base else None
+    return {'test': tc.get('display_name') or tc.get('name'), 'partition':
+            f'{tc.get("system")}:{tc.get("partition")}', 'variable': name, 'value': value,
+            'against': base, 'unit': unit, 'change_pct': change, 'limit_pct': limit}
+
+
+def against_references(cases):
+    """(regressed, improved) items from the values ReFrame checked against references."""
+    regressed, improved = [], []
+    for tc in cases:
+        for key, (value, ref, lower, upper, unit, *_) in (tc.get('perfvalues') or {}).items():
+            name = key.split(':')[-1]
+            if value is None or (ref == 0 and lower is None and upper is None):
+                continue              # no reference for this value
+            status = drift.classify(name, value, [ref, lower, upper, unit])
+            bound = upper if (variables.policy(name) and
+                              variables.policy(name).better == 'lower') else lower
+            item = _item(tc, name, value, ref, unit, None if bound is None else bound * 100)
+            if status in ('regressed', 'changed'):
+                regressed.append(item)
+            elif status == 'improved':
+                improved.append(item)
+    return regressed, improved
+
+
+def compare_rows(text):
+    """ReFrame's --performance-compare CSV (new session left, base right) as dicts."""
+    rows = []
+    for row in csv.reader(io.StringIO(text)):
+        if len(row) < 6 or row[0] == 'name':
+            continue
+        try:
+            new, base = float(row[4]), float(row[5])
+        except ValueError:
+            continue
+        rows.append({'name': row[0], 'sysenv': row[1], 'variable': row[2], 'unit': row[3],
+                     'value': new, 'base': base})
+    return rows
+
+
+def against_baseline(rows):
+    """(regressed, improved) items: changes beyond each variable's floor tolerance."""
+    regressed, improved = [], []
+    for r in rows:
+        pol = variables.policy(r['variable'])
+        if pol is None:
+            continue
+        base, value = r['base'], r['value']
+        limit = max(pol.rel_floor * abs(base), pol.abs_floor)
+        worse = {'lower': value - base, 'higher': base - value}.get(pol.better,
+                                                                    abs(value - base))
+        tc = {'display_name': r['name'], 'system': r['sysenv'].split('+')[0].split(':')[0],
+              'partition': r['sysenv'].split('+')[0].split(':')[-1]}
+        sign = -1 if pol.better == 'higher' else 1       # the worse side's limit
+        item = _item(tc, r['variable'], value, base, r['unit'],
+                     sign * limit / abs(base) * 100 if base else None)
+        if worse > limit:
+            regressed.append(item)
+        elif pol.better != 'exact' and -worse > limit:
+            improved.append(item)
+    return regressed, improved
+
+
+def judge(session, compare_csv, baseline, previous, refs_path):
+    cases = _cases(session)
+    failed = [{'test': tc.get('display_name') or tc.get('name'),
+               'partition': f'{tc.get("system")}:{tc.get("partition")}',
+               'phase': tc.get('fail_phase'), 'reason': tc.get('fail_reason')}
+              for tc in cases if tc.get('result') in ('fail', 'abort')
+              and tc.get('fail_phase') != 'performance']
+    rows = compare_rows(compare_csv)
+    if baseline:
+        regressed, improved = against_baseline(rows)
+    else:
+        regressed, improved = against_references(cases)
+    notes = []
+    if not baseline and not any(tc.get('perfvalues') and any(
+            v[1] or v[2] is not None or v[3] is not None for v in tc['perfvalues'].values())
+            for tc in cases):
+        notes.append(f'no references apply ({refs_path}): nothing could regress; '
+                     f'make them with ssb-references update')
+    if baseline and not rows:
+        notes.append(f'ReFrame found nothing to compare with session {baseline}')
+    status = NOT_RUN if failed or not cases else DRIFT if regressed else OK
+    info = session.get('session_info', {})
+    largest = sorted((r for r in rows if r['base']),
+                     key=lambda r: -abs(r['value'] - r['base']) / abs(r['base']))
+    return {
+        'exit_status': status, 'verdict': VERDICTS[status],
+        'system': system_of(session), 'session': info.get('uuid'),
+        'time': info.get('time_end'),
+        'judged_against': (f'baseline session {baseline}' if baseline else
+                           f'references {refs_path}'),
+        'counts': {'test cases': len(cases),
+                   'passed': sum(tc.get('result') == 'pass' for tc in cases),
+                   'failed on performance': sum(tc.get('fail_phase') == 'performance'
+                                                for tc in cases),
+                   'failed to run': len(failed)},
+        'regressed': regressed, 'improved': improved, 'failed': failed,
+        'previous_session': None if baseline else previous,
+        'largest_changes': [] if baseline else [
+            {'test': r['name'], 'variable': r['variable'], 'value': r['value'],
+             'against': r['base'], 'unit': r['unit'],
+             'change_pct': (r['value'] - r['base']) / abs(r['base']) * 100}
+            for r in largest[:SHOWN]],
+        'notes': notes,
+    }
+
+
+def dry_run_summary(session, reframe_status):
+    cases = _cases(session)
+    return {'exit_status': OK if reframe_status == 0 else NOT_RUN, 'dry_run': True,
+            'verdict': 'DRY RUN' if reframe_status == 0 else VERDICTS[NOT_RUN],
+            'system': system_of(session), 'session': None, 'time': None,
+            'judged_against': None, 'counts': {'test cases': len(cases)},
+            'regressed': [], 'improved': [], 'failed': [], 'previous_session': None,
+            'largest_changes': [], 'notes': ['dry run: job scripts made, nothing submitted']}
+
+
+def _num(x):
+    return '-' if x is None else f'{x:.4g}'
+
+
+def _line(item):
+    change = item.get('change_pct')
+    where = f' @{item["partition"]}' if item.get('partition') else ''
+    text = (f'  {item["test"]}{where}: {item["variable"]} '
+            f'{_num(item["value"])} {item["unit"]} vs {_num(item["against"])}')
+    if change is not None:
+        text += f' ({change:+.1f}%'
+        text += f', limit {item["limit_pct"]:+.1f}%)' if item.get('limit_pct') is not None else ')'
+    return text
+
+
+def render(summary):
+    """The one-screen summary."""
+    out = [f'size-shape-bench acceptance on {summary["system"]}: {summary["verdict"]} '
+           f'(exit {summary["exit_status"]})']
+    if summary.get('session'):
+        out.append(f'session {summary["session"]}, ended {summary["time"]}; judged against '
+                   f'{summary["judged_against"]}')
+    out.append(', '.join(f'{v} {k}' for k, v in summary['counts'].items()))
+    for title, key in (('failed to run', 'failed'), ('regressed', 'regressed'),
+                       ('improved', 'improved')):
+        items = summary[key]
+        if not items:
+            continue
+        out.append(f'{title} ({len(items)}):')
+        for item in items[:SHOWN]:
+            out.append(f'  {item["test"]} @{item["partition"]}: {item["phase"]}: '
+                       f'{item["reason"]}' if key == 'failed' else _line(item))
+        if len(items) > SHOWN:
+            out.append(f'  ... and {len(items) - SHOWN} more (summary.json)')
+    if summary.get('previous_session'):
+        out.append(f'largest changes since the previous session {summary["previous_session"]}:')
+        out += [_line(item) for item in summary['largest_changes']]
+    out += [f'note: {n}' for n in summary['notes']]
+    if summary.get('report_dir'):
+        out.append(f'report: {summary["report_dir"]}')
+    return '\n'.join(out) + '\n'

@@ -1,0 +1,298 @@
+"""``ssb-acceptance`` end to end: real ReFrame runs, real reports, the lock, kills, the webhook,
+the three exit statuses through the CI Slurm cluster, and the scheduling recipes of
+docs/acceptance.md as written."""
+import fcntl
+import http.server
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import CI_CONFIG, REPO
+from test_slurm_cluster import cluster_env
+
+SSB_ACCEPTANCE = os.path.join(os.path.dirname(sys.executable), 'ssb-acceptance')
+TINY = ['--', '-n', 'TrainingTest.*variant=lrfs.*scale=single', '-S', 'epochs=2',
+        '-S', 'SyntheticMAMe.images_per_class=2', '-S', 'models=smallcnn']
+RECIPES = os.path.join(REPO, 'docs', 'acceptance.md')
+
+
+def acceptance(*args, cwd, env=None, timeout=900):
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(('RFM_', 'SSB_'))}
+    full_env.update(env or {})
+    return subprocess.run([SSB_ACCEPTANCE, *map(str, args)], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def reports(out):
+    return sorted(n for n in os.listdir(out / 'reports') if not n.startswith('.'))
+
+
+def generic_env(tmp):
+    return {'RFM_SQLITE_DB_FILE': str(tmp / 'results.db'),
+            'SSB_REFERENCE_DIR': str(tmp / 'refs')}
+
+
+@pytest.fixture(scope='module')
+def first_run(tmp_path_factory):
+    """A clean run on the builtin generic system, no references yet."""
+    tmp = tmp_path_factory.mktemp('acceptance')
+    (tmp / 'refs').mkdir()
+    proc = acceptance('--out', tmp / 'out', *TINY, cwd=REPO, env=generic_env(tmp))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return tmp, proc
+
+
+def test_a_clean_run_writes_a_dated_report(first_run):
+    tmp, proc = first_run
+    out = tmp / 'out'
+    (stamp,) = reports(out)
+    assert re.fullmatch(r'\d{8}T\d{6}Z', stamp)
+    assert os.readlink(out / 'latest') == os.path.join('reports', stamp)
+    report = out / 'latest'
+    summary = json.loads((report / 'summary.json').read_text())
+    assert summary['exit_status'] == 0 and summary['verdict'] == 'PASSED'
+    assert summary['counts']['passed'] == 2 and summary['system'] == 'generic'
+    assert 'no references apply' in summary['notes'][0]
+    assert (report / 'summary.txt').read_text() == proc.stdout
+    assert proc.stdout.startswith('size-shape-bench acceptance on generic: PASSED (exit 0)')
+    assert json.loads((report / 'reframe-report.json').read_text())['session_info']['uuid'] \
+        == summary['session']
+    assert (report / 'report' / 'generic-summary.md').exists()
+    assert (report / 'report' / 'generic-lrfs-vs-hrvs.png').read_bytes()[:4] == b'\x89PNG'
+
+
+def test_a_second_run_is_refused_while_one_holds_the_lock(first_run):
+    tmp, _ = first_run
+    with open(tmp / 'out' / '.lock', 'r+') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.write('pid 4711 on elsewhere, since then\n')
+        lock.flush()
+        proc = acceptance('--out', tmp / 'out', *TINY, cwd=REPO, env=generic_env(tmp))
+    assert proc.returncode == 2
+    assert 'another ssb-acceptance run holds' in proc.stderr and 'pid 4711' in proc.stderr
+    assert len(reports(tmp / 'out')) == 1
+
+
+def test_a_killed_run_leaves_the_reports_intact(first_run):
+    tmp, _ = first_run
+    out = tmp / 'out'
+    before, latest = reports(out), os.readlink(out / 'latest')
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(('RFM_', 'SSB_'))}
+    proc = subprocess.Popen([SSB_ACCEPTANCE, '--out', str(out), *TINY], cwd=REPO,
+                            env={**full_env, **generic_env(tmp)}, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:   # kill it while ReFrame is running: once its log has a first test's line
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            logs = list((out / 'reports').glob('.incomplete-*/reframe.log'))
+            if logs and 'RUN' in logs[0].read_text():
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail('ReFrame never started')
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert reports(out) == before and os.readlink(out / 'latest') == latest
+    assert json.loads((out / 'latest' / 'summary.json').read_text())['exit_status'] == 0
+    # The next run is not blocked by the dead one and removes what it left.
+    again = acceptance('--out', out, *TINY, cwd=REPO, env=generic_env(tmp))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert not list((out / 'reports').glob('.incomplete-*'))
+    assert len(reports(out)) == len(before) + 1
+
+
+class _Hook(http.server.BaseHTTPRequestHandler):
+    received = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers['Content-Length']))
+        self.received.append((self.headers['Content-Type'], self.headers.get('Authorization'),
+                              json.loads(body)))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_baseline_judges_against_a_session_and_the_webhook_hears_it(first_run):
+    tmp, _ = first_run
+    baseline = json.loads((tmp / 'out' / 'latest' / 'summary.json').read_text())['session']
+    server = http.server.HTTPServer(('127.0.0.1', 0), _Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f'http://127.0.0.1:{server.server_port}/ssb'
+        proc = acceptance('--out', tmp / 'out', '--baseline', baseline, '--webhook', url, *TINY,
+                          cwd=REPO, env={**generic_env(tmp),
+                                         'SSB_ACCEPTANCE_WEBHOOK_AUTH': 'Bearer t0ken'})
+    finally:
+        server.shutdown()
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr     # the machine decides
+    assert f'judged against baseline session {baseline}' in proc.stdout
+    ((content_type, auth, summary),) = _Hook.received
+    assert content_type == 'application/json' and auth == 'Bearer t0ken'
+    assert summary['judged_against'] == f'baseline session {baseline}'
+    assert summary['exit_status'] == proc.returncode
+    # Each listed change is beyond the variable's floor, on the side it is listed on.
+    for item in summary['regressed'] + summary['improved']:
+        assert abs(item['change_pct']) > abs(item['limit_pct'])
+
+
+def test_an_unreachable_webhook_is_a_warning(first_run, tmp_path):
+    tmp, _ = first_run
+    proc = acceptance('--out', tmp_path / 'out', '--dry-run', '--webhook', 'http://127.0.0.1:9/',
+                      *TINY, cwd=REPO, env=generic_env(tmp))
+    assert proc.returncode == 0 and 'DRY RUN' in proc.stdout     # dry runs post nothing
+    assert reports(tmp_path / 'out') == []
+
+
+def test_outside_the_repository_it_says_where_the_tests_are(tmp_path):
+    proc = acceptance('--out', tmp_path / 'out', cwd=tmp_path)
+    assert proc.returncode == 2
+    assert 'no size-shape-bench tests in' in proc.stderr and '--checks DIR' in proc.stderr
+
+
+# -- the three exit statuses through the CI Slurm cluster -------------------------------------
+
+def missing_module_config(tmp_path):
+    config = tmp_path / 'missing_module.py'
+    config.write_text(f'''import importlib.util
+spec = importlib.util.spec_from_file_location('ci_site', {CI_CONFIG!r})
+ci = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ci)
+site_configuration = ci.site_configuration
+for environ in site_configuration['environments']:
+    environ['modules'] = ['size-shape-bench/no-such-version']
+''')
+    return config
+
+
+def test_exit_statuses_through_slurm(slurm, tmp_path):
+    env = {**cluster_env(tmp_path), 'SSB_REFERENCE_DIR': str(tmp_path / 'refs')}
+    (tmp_path / 'refs').mkdir()
+    out = tmp_path / 'out'
+    clean = acceptance('-C', CI_CONFIG, '--out', out, *TINY, cwd=REPO, env=env)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert 'acceptance on ci: PASSED (exit 0)' in clean.stdout
+    summary = json.loads((out / 'latest' / 'summary.json').read_text())
+    assert summary['counts']['passed'] == 2
+    # References stricter than the machine: ReFrame fails them, the command says by how much.
+    (tmp_path / 'refs' / 'ci.yaml').write_text('''TrainingTest:
+  $index: [$partition, variant, model, scale]
+  ci:cpu:
+    lrfs:
+      smallcnn:
+        single:
+          steady_epoch_time: [0.0001, null, 0.1, s]
+''')
+    strict = acceptance('-C', CI_CONFIG, '--out', out, *TINY, cwd=REPO, env=env)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert 'PERFORMANCE DRIFT (exit 1)' in strict.stdout
+    assert re.search(r'regressed \(1\):\n  TrainingTest .*@ci:cpu: steady_epoch_time .* vs '
+                     r'0\.0001 \(\+\d+\.\d%, limit \+10\.0%\)', strict.stdout)
+    assert f'largest changes since the previous session {summary["session"]}' in strict.stdout
+    # A partition whose environment's module does not exist: the tests cannot run.
+    broken = acceptance('-C', missing_module_config(tmp_path), '--out', out, *TINY, cwd=REPO,
+                        env=env)
+    assert broken.returncode == 2, broken.stdout + broken.stderr
+    assert 'TESTS FAILED TO RUN (exit 2)' in broken.stdout
+    assert 'size-shape-bench/no-such-version' in broken.stdout
+    assert len(reports(out)) == 3
+
+
+# -- the recipes of docs/acceptance.md, as written ---------------------------------------------
+
+def recipe(kind):
+    text = open(RECIPES).read()
+    (block,) = re.findall(rf'^```{kind}\n(.*?)^```$', text, flags=re.S | re.M)
+    return block
+
+
+def localise(text, tmp_path):
+    """The recipe with this checkout, this virtualenv, the CI site and a private directory."""
+    return (text.replace('/opt/size-shape-bench/.venv/bin/ssb-acceptance', SSB_ACCEPTANCE)
+            .replace(' .venv/bin/ssb-acceptance', ' ' + SSB_ACCEPTANCE)
+            .replace('/opt/size-shape-bench', REPO)
+            .replace('site_configs/mysite.py', os.path.relpath(CI_CONFIG, REPO))
+            .replace('/shared/ssb-acceptance', str(tmp_path / 'out')))
+
+
+CRON_FIELD = [(0, 59), (0, 23), (1, 31), (1, 12), (0, 7)]
+
+
+def cron_command(line):
+    """The command of a crontab line, after checking its five schedule fields."""
+    fields = line.split(None, 5)
+    assert len(fields) == 6, line
+    for field, (low, high) in zip(fields[:5], CRON_FIELD):
+        for part in field.split(','):
+            base, _, step = part.partition('/')
+            assert not step or step.isdigit(), field
+            if base == '*':
+                continue
+            ends = base.split('-')
+            assert all(e.isdigit() and low <= int(e) <= high for e in ends), field
+    return fields[5]
+
+
+def dry_run(command, tmp_path, env):
+    """Run a recipe's command as written, with --dry-run added to ssb-acceptance."""
+    command = command.replace(SSB_ACCEPTANCE, f'{SSB_ACCEPTANCE} --dry-run', 1)
+    (tmp_path / 'out').mkdir(exist_ok=True)
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(('RFM_', 'SSB_'))}
+    proc = subprocess.run(['bash', '-c', command], env={**full_env, **env}, capture_output=True,
+                          text=True, timeout=600)
+    return proc
+
+
+def test_scrontab_recipe(slurm, tmp_path):
+    lines = localise(recipe('scrontab'), tmp_path).strip().splitlines()
+    options = [shlex.split(line)[1] for line in lines if line.startswith('#SCRON')]
+    (entry,) = [line for line in lines if not line.startswith('#')]
+    # The options, as Slurm reads them, on the CI cluster (scrontab takes sbatch's options).
+    test_only = subprocess.run(['sbatch', '--test-only', *options, '--wrap', 'true'],
+                               capture_output=True, text=True)
+    assert test_only.returncode == 0, test_only.stderr
+    assert 'to start at' in test_only.stderr
+    proc = dry_run(cron_command(entry), tmp_path, cluster_env(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'acceptance on ci: DRY RUN (exit 0)' in proc.stdout
+
+
+def test_cron_recipe(slurm, tmp_path):
+    lines = localise(recipe('crontab'), tmp_path).strip().splitlines()
+    assert re.fullmatch(r'MAILTO=\S+@\S+', lines[0])
+    proc = dry_run(cron_command(lines[1]), tmp_path, cluster_env(tmp_path))
+    # Silent on success (cron mails only what is printed); the output is kept.
+    assert proc.returncode == 0 and proc.stdout == '', proc.stdout + proc.stderr
+    assert 'DRY RUN (exit 0)' in (tmp_path / 'out' / 'last-run.txt').read_text()
+
+
+def test_systemd_recipe(slurm, tmp_path):
+    if shutil.which('systemd-analyze') is None:
+        pytest.skip('no systemd-analyze here (apt-get install systemd)')
+    units = {}
+    for kind in ('systemd-service', 'systemd-timer'):
+        text = localise(recipe(kind), tmp_path)
+        name = text.splitlines()[0].lstrip('# ').strip()
+        units[name] = tmp_path / name
+        units[name].write_text(text)
+    verify = subprocess.run(['systemd-analyze', 'verify', *map(str, units.values())],
+                            capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    service = units['ssb-acceptance.service'].read_text()
+    workdir = re.search(r'^WorkingDirectory=(.*)$', service, flags=re.M).group(1)
+    command = re.search(r'^ExecStart=(.*)$', service, flags=re.M).group(1)
+    proc = dry_run(f'cd {workdir} && {command}', tmp_path, cluster_env(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
