@@ -1,8 +1,8 @@
 """tf.data input pipelines for the two variants.
 
 Both read the same bytes, from the files of a MAMe-layout directory or from a
-packed HDF5 file (datasets/hdf5.py); either way they are decoded in parallel
-by the same TensorFlow ops (datasets/decode.py), so both sources give
+packed HDF5 file (sizeshape_datasets/hdf5.py); either way they are decoded in parallel
+by the same TensorFlow ops (sizeshape_datasets/decode.py), so both sources give
 identical training input. Prepared data (``sizeshape_datasets prepare``) holds
 pixels already at training resolution and skips decoding and resizing.
 Each element is (images, labels, true_hw): true_hw holds each image's real

@@ -3,7 +3,7 @@
 At real resolution an HR&VS epoch costs more JPEG decoding than training (a
 9 Mpx MAMe image decodes at about 13-25 images/s per core): on a GPU node the
 training throughput would be the CPUs' decoding rate. A prepared file holds
-each image as the payload's input pipeline would make it (datasets/decode.py:
+each image as the payload's input pipeline would make it (sizeshape_datasets/decode.py:
 DCT-scaled decoding, then resizing to the pixel budget or the LR&FS square),
 as raw uint8 pixels in the packed HDF5 format (hdf5.py), so that training reads
 pixels and decodes nothing.
