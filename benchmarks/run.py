@@ -97,12 +97,12 @@ class Run:
         reader.start()
         for line in proc.stdout:
             now = time.monotonic()
-            tag, _, body = line.partition(' ')
-            if tag == protocol.EPOCH_TAG:
-                self.epochs.append(json.loads(body))
+            parsed = protocol.parse(line)
+            if parsed and parsed[0] == protocol.EPOCH_TAG:
+                self.epochs.append(parsed[1])
                 self.arrivals.append(now)
-            elif tag == protocol.SUMMARY_TAG:
-                self.summary = json.loads(body)
+            elif parsed:
+                self.summary = parsed[1]
         proc.wait()
         reader.join()
         self.wall_s = time.monotonic() - start

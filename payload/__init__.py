@@ -12,10 +12,5 @@ for the options and the output contract (``SSB-EPOCH`` / ``SSB-SUMMARY`` lines).
 # ssb-references refuses to mix runs of different major.minor versions.
 PAYLOAD_VERSION = '1.0.0'
 
-MODELS = ('smallcnn', 'resnet50', 'vgg16')
-# split: gradients traced per input shape, the optimizer update once; fused: one graph.
-STEPS = ('split', 'fused')
-
-
 class PayloadError(Exception):
     """A failure the user can act on; printed as one ``error: ...`` line."""

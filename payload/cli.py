@@ -3,12 +3,9 @@ import argparse
 import os
 import sys
 
-from payload import MODELS, STEPS, PayloadError
+from payload import PayloadError
+from payload.contract import HRVS_BATCHING, MODELS, PRECISIONS, STEPS, VARIANTS
 from sizeshape_datasets.shapes import parse_pixel_budget
-
-VARIANTS = ('lrfs', 'hrvs')
-HRVS_BATCHING = ('single', 'padded', 'bucketed')
-PRECISIONS = ('float32', 'mixed_float16', 'mixed_bfloat16')
 
 
 class _Parser(argparse.ArgumentParser):

@@ -3,7 +3,7 @@ import math
 
 import keras
 
-from payload import MODELS
+from payload.contract import MODELS
 
 # Reference input side used to measure a model's activation size per pixel.
 REFERENCE_SIDE = 224

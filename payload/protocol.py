@@ -19,6 +19,21 @@ def emit(tag, record, stream=None):
     print(f'{tag} {json.dumps(record, sort_keys=True)}', file=stream or sys.stdout, flush=True)
 
 
+def parse(line):
+    """(tag, record) of one output line, or None for any other line: the one parser of
+    the payload's output (ReFrame's sanity and performance functions, the benchmark)."""
+    tag, _, body = line.partition(' ')
+    if tag not in (EPOCH_TAG, SUMMARY_TAG) or not body.strip().startswith('{'):
+        return None
+    return tag, json.loads(body)
+
+
+def read(path, tag):
+    """Every record with ``tag`` in the file, in order."""
+    with open(path, errors='replace') as f:
+        return [parsed[1] for parsed in map(parse, f) if parsed and parsed[0] == tag]
+
+
 def worker_file(directory, worker):
     """The file worker ``worker`` (> 0) writes its lines to."""
     return os.path.join(directory, f'{WORKER_RECORDS_PREFIX}{worker}.log')

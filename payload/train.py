@@ -13,7 +13,8 @@ import time
 import keras
 import tensorflow as tf
 
-from payload import STEPS, PayloadError, flops, resources
+from payload import PayloadError, flops, resources
+from payload.contract import STEPS
 
 # Errors by which TensorFlow reports that another worker died or stopped answering.
 WORKER_FAILURES = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,

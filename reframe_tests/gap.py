@@ -15,12 +15,10 @@ import reframe.utility.typecheck as typ
 import reframe.utility.udeps as udeps
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
-from payload import MODELS
+from payload.contract import MODELS, VARIANTS
 
 from . import payload_log, references, scaling
 from .training import TrainingTest
-
-VARIANTS = ('lrfs', 'hrvs')
 
 
 @rfm.simple_test

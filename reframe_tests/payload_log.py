@@ -6,7 +6,6 @@ In multi-worker runs worker 0 prints to stdout and worker N to ``ssb-worker-N.lo
 in the job's working directory.
 """
 import glob
-import json
 import math
 import os
 
@@ -15,8 +14,6 @@ from reframe.core.exceptions import SanityError
 
 from payload import protocol
 
-EPOCH_PATTERN = rf'^{protocol.EPOCH_TAG} (\{{.*\}})\s*$'
-SUMMARY_PATTERN = rf'^{protocol.SUMMARY_TAG} (\{{.*\}})\s*$'
 ERROR_PATTERN = r'^error: .*$'
 
 
@@ -25,20 +22,19 @@ def record_files(stdout):
     return [stdout] + sorted(glob.glob(protocol.worker_file(os.path.dirname(stdout), '*')))
 
 
-def extract_records(pattern, stdout):
-    return [r for path in record_files(stdout)
-            for r in sn.evaluate(sn.extractall(pattern, path, 1, json.loads))]
+def extract_records(tag, stdout):
+    return [r for path in record_files(stdout) for r in protocol.read(path, tag)]
 
 
 @sn.deferrable
 def epochs(stdout):
-    return extract_records(EPOCH_PATTERN, stdout)
+    return extract_records(protocol.EPOCH_TAG, stdout)
 
 
 @sn.deferrable
 def summaries(stdout):
     """Every worker's summary, by worker index."""
-    return {s['worker']: s for s in extract_records(SUMMARY_PATTERN, stdout)}
+    return {s['worker']: s for s in extract_records(protocol.SUMMARY_TAG, stdout)}
 
 
 @sn.deferrable

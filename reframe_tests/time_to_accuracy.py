@@ -17,6 +17,8 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
 
+from payload import contract
+
 from . import payload_log
 from .mame_data import SyntheticMAMe
 from .training import TrainingTest
@@ -68,15 +70,10 @@ class TimeToAccuracy(TrainingTest):
         self.val_accuracy_curve = ','.join(f'{r["val_accuracy"]:.4f}' for r in records)
         self.val_time_curve = ','.join(f'{r["elapsed_s"]:.2f}' for r in records)
 
-        def value(key, unit):
-            return sn.make_performance_function(payload_log.summary_value(self.stdout, key), unit)
-
-        kept = ('first_epoch_time', 'steady_epoch_time', 'throughput', 'host_peak_memory',
-                'device_peak_memory')
+        training = {k: v for k, v in self.perf_variables.items()
+                    if k in contract.TTA_TRAINING_VARS}
         self.perf_variables = {
-            'seconds_to_target': value('seconds_to_target', 's'),
-            'epochs_to_target': value('epochs_to_target', 'epochs'),
-            'val_accuracy': value('val_accuracy', 'fraction'),
-            'validation_time': value('val_seconds', 's'),
-            **{k: v for k, v in self.perf_variables.items() if k in kept},
-        }
+            v.name: sn.make_performance_function(
+                payload_log.summary_value(self.stdout, v.key, v.scale), v.unit)
+            for v in contract.perf_vars('TimeToAccuracy')}
+        self.perf_variables.update(training)

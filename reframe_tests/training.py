@@ -17,14 +17,11 @@ import reframe.utility.udeps as udeps
 from reframe.core.builtins import (fixture, parameter, run_after, run_before,
                                    sanity_function, variable)
 
-from payload import provenance
+from payload import contract, provenance
 
 from . import payload_log, references, scaling
 from .environment import run_python
 from .mame_data import SyntheticMAMe
-
-MIB = 1 / 2**20
-
 
 def slurm_energy(jobid):
     """Slurm's ConsumedEnergyRaw (J) for a finished job, or why there is none."""
@@ -44,12 +41,12 @@ def slurm_energy(jobid):
 class TrainingTest(rfm.RunOnlyRegressionTest):
     """One training run of the payload: a variant x model x device x scale."""
 
-    variant = parameter(['lrfs', 'hrvs'])
-    model = parameter(['smallcnn', 'resnet50', 'vgg16'])
+    variant = parameter(list(contract.VARIANTS))
+    model = parameter(list(contract.MODELS))
     device = parameter(['cpu', 'gpu'])
     scale = parameter(list(scaling.SCALES))
 
-    models = variable(typ.List[str], value=['smallcnn'])
+    models = variable(typ.List[str], value=[contract.SMOKE_MODEL])
     epochs = variable(int, value=3)
     lrfs_batch_size = variable(int, value=16)
     hrvs_batch_size = variable(int, value=1)
@@ -110,7 +107,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     def select(self):
         self.valid_systems = ['+gpu'] if self.device == 'gpu' else ['-gpu']
         self.tags = {self.variant, self.model, self.device}
-        if self.model == 'smallcnn':
+        if self.model == contract.SMOKE_MODEL:
             self.tags.add('smoke')
         self.skip_if(self.model not in self.models,
                      f'{self.model} is opt-in: run with -S models={",".join(self.models + [self.model])}')
@@ -223,45 +220,15 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         if self.job.scheduler.registered_name == 'slurm':
             self.sacct_energy_j = slurm_energy(self.job.jobid)
 
-        def value(key, unit, scale=1.0):
-            return sn.make_performance_function(
-                payload_log.summary_value(self.stdout, key, scale), unit)
-
-        self.perf_variables = {
-            'steady_epoch_time': value('steady_epoch_s', 's'),
-            'first_epoch_time': value('first_epoch_s', 's'),
-            'first_epoch_overhead': value('first_epoch_overhead_s', 's'),
-            'throughput': value('images_per_s', 'img/s'),
-            'pixel_throughput': value('mpx_per_s', 'Mpx/s'),
-            'host_peak_memory': value('host_peak_rss_bytes', 'MiB', MIB),
-            'input_wait_fraction': value('input_wait_fraction', 'fraction'),
-            'distinct_shapes': value('distinct_shapes', 'shapes'),
-            'traced_graphs': value('traced_graphs', 'graphs'),
-            # What one new input shape costs: tracing, optimisation, compilation, autotuning.
-            'trace_seconds_per_shape': value('trace_seconds_per_shape', 's'),
-            'padded_fraction': value('padded_fraction', 'fraction'),   # 0 on LR&FS
-            'achieved_gflops': value('gflops_per_s', 'GFLOP/s'),
-            'peak_fraction': value('peak_fraction', 'fraction'),
-            'pixels_per_image': value('mean_pixels_per_image', 'px'),
-            # The input pipeline alone, drained without training: compare with throughput.
-            'input_throughput': value('input_images_per_s', 'img/s'),
-        }
         # Variables of steps a run may leave out are logged only where they ran: ReFrame
         # fails a NaN value, and a new set of fields starts a new perflog file (.log.hN).
-        if self.stage_dir or self.current_partition.extras.get('local_scratch'):
-            self.perf_variables['stage_time'] = value('stage_s', 's')
-            self.perf_variables['stage_bandwidth'] = value('stage_gb_per_s', 'GB/s')
-        if self.jit_compile:
-            self.perf_variables['compile_seconds'] = value('compile_seconds', 's')
-        if summary['energy_source']:
-            self.perf_variables['energy_per_epoch'] = value('energy_per_epoch_j', 'J')
-            self.perf_variables['energy_per_image'] = value('energy_per_image_j', 'J/img')
-            self.perf_variables['mean_power'] = value('mean_power_w', 'W')
-        if self.prepare:
-            self.perf_variables['prepare_time'] = value('prepare_s', 's')
-            self.perf_variables['prepare_throughput'] = value('prepare_images_per_s', 'img/s')
-        if self.device == 'gpu':
-            self.perf_variables['device_peak_memory'] = value('device_peak_bytes', 'MiB', MIB)
+        ran = {'stage': bool(self.stage_dir or self.current_partition.extras.get('local_scratch')),
+               'jit': self.jit_compile, 'energy': bool(summary['energy_source']),
+               'prepare': self.prepare, 'gpu': self.device == 'gpu', None: True}
+        self.perf_variables = {
+            v.name: sn.make_performance_function(
+                payload_log.summary_value(self.stdout, v.key, v.scale), v.unit)
+            for v in contract.perf_vars('TrainingTest') if v.key and ran[v.only]}
         # The single scale is its own baseline (efficiency 1).
         if self.scale == 'single':
             efficiency = sn.defer(1.0)

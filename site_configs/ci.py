@@ -1,7 +1,7 @@
 """The CI cluster: one node running Slurm (with slurmdbd accounting) and Lmod.
 
     .ci/cluster/start                       # as root: munge, mariadb, slurmdbd, slurmctld, slurmd
-    reframe -C site_configs/ci.py -r [--mode=quick]
+    reframe -C site_configs/ci.py -r
 
 The same ReFrame backends as a production site ('slurm' scheduler, which
 needs sacct, 'srun' launcher, Lmod), on whatever machine runs the CI: the

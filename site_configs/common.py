@@ -12,8 +12,8 @@ A site file (``site_configs/<site>.py``) loads this module by path (with
 * ``general``: where the tests are, and results storage (ReFrame's SQLite
   database, so that ``reframe --list-stored-sessions`` and
   ``--performance-compare`` work across runs);
-* ``modes``: ``--mode=quick`` (smoke sizes) and ``--mode=acceptance`` (full
-  sizes, every model, references enforced).
+* ``modes``: ``--mode=acceptance`` (full sizes, every model, references enforced);
+  without a mode the tests' defaults are the smoke run.
 
 This file is not a ReFrame configuration by itself: pass a site file to ``-C``.
 
@@ -44,6 +44,8 @@ database), ``RFM_PERFLOG_DIR`` (perflog directory), ``RFM_PREFIX``, ...
 """
 import difflib
 import os
+
+from payload.contract import MODELS
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -153,16 +155,6 @@ def storage_config():
 # reframe_tests/training.py (TrainingTest) and reframe_tests/mame_data.py
 # (SyntheticMAMe, the fixture that makes data when a partition has no
 # extras['mame_root']).
-QUICK_OPTIONS = [
-    # The small CNN only (ResNet-50 and VGG-16 are skipped, not run), the
-    # default 3 epochs (the first is tracing, the rest give the steady state),
-    # and the smallest synthetic data: a smoke test, minutes on a laptop.
-    '-S', 'models=smallcnn',
-    '-S', 'epochs=3',
-    '-S', 'SyntheticMAMe.images_per_class=2',
-    '-S', 'SyntheticMAMe.scale=0.1',
-]
-
 ACCEPTANCE_OPTIONS = [
     # Every model, more epochs for a steadier steady state, and synthetic
     # data with 20 training images per class (580) at a tenth of MAMe's
@@ -172,8 +164,8 @@ ACCEPTANCE_OPTIONS = [
     # References are enforced: ReFrame fails a test whose performance is out
     # of its reference bounds (this mode never passes
     # --skip-performance-check).
-    '-S', 'models=smallcnn,resnet50,vgg16',
-    '-S', 'epochs=5',
+    '-S', 'models=' + ','.join(MODELS),
+    '-S', 'TrainingTest.epochs=5',      # TimeToAccuracy keeps its own epoch budget
     '-S', 'SyntheticMAMe.images_per_class=20',
     '-S', 'SyntheticMAMe.scale=0.1',
 ]
@@ -181,7 +173,6 @@ ACCEPTANCE_OPTIONS = [
 
 def modes_config():
     return [
-        {'name': 'quick', 'options': list(QUICK_OPTIONS)},
         {'name': 'acceptance', 'options': list(ACCEPTANCE_OPTIONS)},
     ]
 

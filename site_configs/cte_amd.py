@@ -1,6 +1,6 @@
 """BSC CTE-AMD: AMD EPYC 7742 with 2x AMD Instinct MI50 32 GB per node (Slurm, srun).
 
-    reframe -C site_configs/cte_amd.py -r [--mode=quick|acceptance]
+    reframe -C site_configs/cte_amd.py -r [--mode=acceptance]
 
 Sources:
 * BSC's "CTE-AMD User's Guide" (not retrievable from this repository's build

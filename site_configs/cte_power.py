@@ -1,6 +1,6 @@
 """BSC CTE-POWER: IBM Power9 nodes with 4x NVIDIA V100 16 GB (Slurm, srun).
 
-    reframe -C site_configs/cte_power.py -r [--mode=quick|acceptance]
+    reframe -C site_configs/cte_power.py -r [--mode=acceptance]
 
 Sources:
 * BSC's "CTE-POWER User's Guide" (www.bsc.es/user-support/power.php; not

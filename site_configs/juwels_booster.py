@@ -1,6 +1,6 @@
 """JSC JUWELS Booster: 4x NVIDIA A100 40 GB per node (Slurm, srun).
 
-    reframe -C site_configs/juwels_booster.py -r [--mode=quick|acceptance]
+    reframe -C site_configs/juwels_booster.py -r [--mode=acceptance]
 
 Sources:
 * JSC's JUWELS documentation (https://apps.fz-juelich.de/jsc/hps/juwels/;

@@ -1,6 +1,6 @@
 """BSC MareNostrum 4 (general purpose block): 2x Intel Xeon Platinum 8160, CPU only (Slurm, srun).
 
-    reframe -C site_configs/marenostrum4.py -r [--mode=quick|acceptance]
+    reframe -C site_configs/marenostrum4.py -r [--mode=acceptance]
 
 Sources:
 * BSC, "MareNostrum4 (2017) System Architecture",

@@ -1,6 +1,6 @@
 """A PBS Pro site: an example after NCAR's Derecho (PBS Pro, mpiexec).
 
-    reframe -C site_configs/pbs_example.py -r [--mode=quick|acceptance]
+    reframe -C site_configs/pbs_example.py -r [--mode=acceptance]
 
 What differs from the Slurm sites: ``'scheduler': 'pbs'``; ReFrame writes one
 ``#PBS -l select=<nodes>:mpiprocs=<tasks>:ncpus=<cpus>`` line and appends every

@@ -6,7 +6,7 @@
     reframe -C site_configs/<mysite>.py -lC                  # which tests run where
     reframe -C site_configs/<mysite>.py --dry-run --prefix /tmp/ssb-dry
     #   ... and read /tmp/ssb-dry/stage/<system>/<partition>/tensorflow/*/rfm_job.sh
-    reframe -C site_configs/<mysite>.py -r --mode=quick      # the smoke run
+    reframe -C site_configs/<mysite>.py -r                   # the smoke run
 
 The tests never name a system: a site adopts the suite with a config alone.
 What the tests take from this file:
@@ -54,7 +54,7 @@ What the tests take from this file:
   exports their own.
 
 The shared part (perflog format, httpjson handler, results database, the
-``quick`` and ``acceptance`` modes) comes from ``site_configs/common.py``;
+``acceptance`` mode) comes from ``site_configs/common.py``;
 a site file holds only what differs. ``common.site_configuration`` also
 checks every key: a misspelt key or an unknown scheduler/launcher stops
 ReFrame with an error that names it.

@@ -120,7 +120,7 @@ def _pyplot():
 
 
 def _label(name, unit):
-    label = variables.LABELS.get(name, name)
+    label = variables.POLICIES[name].title if name in variables.POLICIES else name
     return f'{label} ({unit})' if unit else label
 
 

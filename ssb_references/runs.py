@@ -7,6 +7,8 @@ import datetime
 import re
 from dataclasses import dataclass, field
 
+from payload import contract
+
 from . import TEST_NAME
 
 #: Reference index: ReFrame's ``$partition``, these test attributes and, when any run has
@@ -17,12 +19,7 @@ TESTS = {'TrainingTest': ['variant', 'model'], 'SizeShapeGap': ['model'],
 OPTIONAL_INDEX_ATTRS = {'scale': 'single'}
 
 #: Test variables that define the work a run did; references are for one workload.
-WORKLOAD_FIELDS = {
-    None: ['dataset', 'subset', 'epochs', 'batch_size', 'retracing', 'training_step',
-           'precision', 'jit_compile', 'prepare', 'target_accuracy', 'val_subset'],
-    'lrfs': ['image_size', 'crop_size'],
-    'hrvs': ['pixel_budget', 'upscale', 'hrvs_batching'],
-}
+WORKLOAD_FIELDS = contract.WORKLOAD_FIELDS
 
 
 def normalize(value):

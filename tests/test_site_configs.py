@@ -129,7 +129,7 @@ def test_validates(site):
     """`--show-config` exits 0 (checked on load) and gives what the tests read."""
     assert site.system == EXPECTED_SITES.get(site.name, site.system)
     assert site.sysconfig['hostnames']
-    assert {m['name'] for m in site.config['modes']} >= {'quick', 'acceptance'}
+    assert {m['name'] for m in site.config['modes']} == {'acceptance'}   # defaults: no mode
     assert site.config['storage'][0]['enable'] is True
     for pname, part in site.partitions.items():
         where = f'{site.system}:{pname}'
@@ -173,11 +173,12 @@ def test_every_partition_lists_its_device_variants(site):
 
 @pytest.mark.parametrize('site', ['ci', 'cte_power'], indirect=True)
 def test_modes(site):
-    """The modes come from common.py, the same for every site: a CPU and a GPU site suffice."""
-    quick = site.run('--mode=quick', '-lC')
-    assert quick.returncode == 0, quick.stdout + quick.stderr
-    assert '%model=smallcnn' in quick.stdout
-    assert '%model=resnet50' not in quick.stdout
+    """The modes come from common.py, the same for every site: a CPU and a GPU site suffice.
+    Without a mode, the defaults are the smoke run."""
+    smoke = site.run('-lC')
+    assert smoke.returncode == 0, smoke.stdout + smoke.stderr
+    assert '%model=smallcnn' in smoke.stdout
+    assert '%model=resnet50' not in smoke.stdout
     acceptance = site.run('--mode=acceptance', '-lC')
     assert acceptance.returncode == 0, acceptance.stdout + acceptance.stderr
     for model in ('smallcnn', 'resnet50', 'vgg16'):

@@ -1,0 +1,143 @@
+"""What the payload, the ReFrame tests, ssb-references and the benchmark agree on; no
+TensorFlow import (the tags and the worker files are in protocol.py, beside the code that
+writes them).
+
+- the choices of the payload: models, variants, HR&VS batching, steps, precisions;
+- ``PERF_VARS``: every performance variable the tests log, with the summary key it is read
+  from, its unit, which way is better and the floors of its reference tolerance
+  (docs/references.md, "The threshold rule"); docs/metrics.md and docs/references.md are
+  checked against this table by tests/test_contract.py;
+- ``WORKLOAD_FIELDS``: the test variables that define the work a run did; references hold
+  for one workload.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+MODELS = ('smallcnn', 'resnet50', 'vgg16')
+SMOKE_MODEL = 'smallcnn'
+VARIANTS = ('lrfs', 'hrvs')
+VARIANT_LABELS = {'lrfs': 'LR&FS', 'hrvs': 'HR&VS'}
+HRVS_BATCHING = ('single', 'padded', 'bucketed')
+# split: gradients traced per input shape, the optimizer update once; fused: one graph.
+STEPS = ('split', 'fused')
+PRECISIONS = ('float32', 'mixed_float16', 'mixed_bfloat16')
+
+MIB = 1 / 2**20
+
+
+@dataclass(frozen=True)
+class PerfVar:
+    name: str                 # the ReFrame performance variable
+    unit: str
+    better: str               # 'lower', 'higher' or 'exact' (a count: both sides bounded)
+    rel_floor: float          # smallest tolerance, a fraction of the reference
+    abs_floor: float = 0.0    # smallest tolerance, in the unit
+    why: str = ''
+    test: str = 'TrainingTest'
+    key: Optional[str] = None     # SSB-SUMMARY key it is read from; None: computed by the test
+    scale: float = 1.0            # unit conversion of the summary value
+    only: Optional[str] = None    # logged only in runs that: stage, prepare, jit, energy, gpu
+    follows: Optional[str] = None  # a rate of this time: at least its translated tolerance
+    time_to_accuracy: bool = False  # centred as MLPerf scores runs (ssb-references)
+    label: str = ''
+
+    @property
+    def title(self):
+        return self.label or self.name.replace('_', ' ')
+
+
+PERF_VARS = (
+    PerfVar('steady_epoch_time', 's', 'lower', 0.10, 0.05, key='steady_epoch_s',
+            why='timer and scheduler noise on sub-second epochs'),
+    PerfVar('first_epoch_time', 's', 'lower', 0.15, 0.25, key='first_epoch_s',
+            why='tracing and compilation vary more than steady epochs'),
+    PerfVar('first_epoch_overhead', 's', 'lower', 0.20, 0.25, key='first_epoch_overhead_s',
+            why='a difference of two times: noisier than either'),
+    PerfVar('throughput', 'img/s', 'higher', 0.10, key='images_per_s',
+            follows='steady_epoch_time', why='images / steady epoch time'),
+    PerfVar('pixel_throughput', 'Mpx/s', 'higher', 0.10, key='mpx_per_s',
+            follows='steady_epoch_time', why='pixels / steady epoch time'),
+    PerfVar('host_peak_memory', 'MiB', 'lower', 0.05, 64.0, key='host_peak_rss_bytes',
+            scale=MIB, why='allocator and library versions move peak RSS a little'),
+    PerfVar('input_wait_fraction', 'fraction', 'lower', 0.25, 0.05, key='input_wait_fraction',
+            why='a small fraction: judged in absolute terms', label='input wait'),
+    PerfVar('distinct_shapes', 'shapes', 'exact', 0.0, 0.5, key='distinct_shapes',
+            why='a count fixed by the data: must match'),
+    PerfVar('traced_graphs', 'graphs', 'exact', 0.0, 0.5, key='traced_graphs',
+            why='a count fixed by the data and the retracing policy'),
+    PerfVar('trace_seconds_per_shape', 's', 'lower', 0.20, 0.05, key='trace_seconds_per_shape',
+            why='the excess of a few first steps over their steady cost',
+            label='seconds per new shape'),
+    PerfVar('padded_fraction', 'fraction', 'lower', 0.0, 0.05, key='padded_fraction',
+            why='fixed by the data, the seed and the batching: absolute'),
+    PerfVar('achieved_gflops', 'GFLOP/s', 'higher', 0.10, key='gflops_per_s',
+            follows='steady_epoch_time', why='training FLOPs / steady epoch time'),
+    PerfVar('peak_fraction', 'fraction', 'higher', 0.25, 0.05, key='peak_fraction',
+            why='over a peak that is measured in the job unless the site sets it'),
+    PerfVar('pixels_per_image', 'px', 'exact', 0.0, 0.5, key='mean_pixels_per_image',
+            why='fixed by the data and the pixel budget'),
+    PerfVar('input_throughput', 'img/s', 'higher', 0.15, key='input_images_per_s',
+            why='the input pipeline drained alone for a few seconds'),
+    PerfVar('stage_time', 's', 'lower', 0.25, 0.5, key='stage_s', only='stage',
+            why='a copy between file systems that other jobs share'),
+    PerfVar('stage_bandwidth', 'GB/s', 'higher', 0.25, key='stage_gb_per_s', only='stage',
+            follows='stage_time', why='bytes / stage time'),
+    PerfVar('compile_seconds', 's', 'lower', 0.20, 0.25, key='compile_seconds', only='jit',
+            why='XLA compilation of every new shape, in all', label='XLA compile seconds'),
+    PerfVar('energy_per_epoch', 'J', 'lower', 0.15, key='energy_per_epoch_j', only='energy',
+            why='power x steady epoch time: the noise of both'),
+    PerfVar('energy_per_image', 'J/img', 'lower', 0.15, key='energy_per_image_j',
+            only='energy', why='energy per epoch / images'),
+    PerfVar('mean_power', 'W', 'lower', 0.10, key='mean_power_w', only='energy',
+            why='the counters\' and the load\'s variation'),
+    PerfVar('prepare_time', 's', 'lower', 0.15, 0.25, key='prepare_s', only='prepare',
+            why='decoding and resizing on the job\'s CPUs'),
+    PerfVar('prepare_throughput', 'img/s', 'higher', 0.15, key='prepare_images_per_s',
+            only='prepare', follows='prepare_time', why='images / prepare time'),
+    PerfVar('device_peak_memory', 'MiB', 'lower', 0.05, 64.0, key='device_peak_bytes',
+            scale=MIB, only='gpu', why='allocator rounding'),
+    PerfVar('parallel_efficiency', 'fraction', 'higher', 0.10, 0.05,
+            why='throughput per device vs the single run: two noisy runs'),
+    # SizeShapeGap: HR&VS over LR&FS of one partition, model and scale.
+    PerfVar('hrvs_lrfs_time_per_mpx', 'ratio', 'lower', 0.15, test='SizeShapeGap',
+            why='a ratio of two steady epoch times: the noise of both'),
+    PerfVar('hrvs_lrfs_host_memory', 'ratio', 'lower', 0.05, 0.05, test='SizeShapeGap',
+            why='a ratio of two peak RSS'),
+    PerfVar('hrvs_lrfs_device_memory', 'ratio', 'lower', 0.05, 0.05, test='SizeShapeGap',
+            only='gpu', why='a ratio of two device peaks'),
+    PerfVar('hrvs_lrfs_first_epoch_overhead', 'ratio', 'lower', 0.25, test='SizeShapeGap',
+            why='a ratio of two differences of times'),
+    PerfVar('hrvs_lrfs_gflops', 'ratio', 'higher', 0.15, test='SizeShapeGap',
+            why='a ratio of two rates'),
+    # TimeToAccuracy (and, from TrainingTest's rows, its training figures).
+    PerfVar('seconds_to_target', 's', 'lower', 0.20, 1.0, test='TimeToAccuracy',
+            key='seconds_to_target', time_to_accuracy=True,
+            why='epochs to target times epoch time: both vary',
+            label='seconds to target accuracy'),
+    PerfVar('epochs_to_target', 'epochs', 'lower', 0.0, 1.0, test='TimeToAccuracy',
+            key='epochs_to_target', time_to_accuracy=True,
+            why='one epoch more is within the seeds\' and threads\' noise',
+            label='epochs to target accuracy'),
+    PerfVar('val_accuracy', 'fraction', 'higher', 0.0, 0.05, test='TimeToAccuracy',
+            key='val_accuracy', label='validation accuracy',
+            why='the accuracy that reached the target: noisy on a small subset'),
+    PerfVar('validation_time', 's', 'lower', 0.25, 0.25, test='TimeToAccuracy',
+            key='val_seconds', why='a few short evaluations, tracing included'),
+)
+BY_NAME = {v.name: v for v in PERF_VARS}
+# TimeToAccuracy logs these TrainingTest variables too: its training, apart from evaluation.
+TTA_TRAINING_VARS = ('steady_epoch_time', 'first_epoch_time', 'throughput',
+                     'host_peak_memory', 'device_peak_memory')
+
+
+def perf_vars(test):
+    return [v for v in PERF_VARS if v.test == test]
+
+
+# Test variables that define the work a run did (all tests, then per variant).
+WORKLOAD_FIELDS = {
+    None: ['dataset', 'subset', 'epochs', 'batch_size', 'retracing', 'training_step',
+           'precision', 'jit_compile', 'prepare', 'target_accuracy', 'val_subset'],
+    'lrfs': ['image_size', 'crop_size'],
+    'hrvs': ['pixel_budget', 'upscale', 'hrvs_batching'],
+}

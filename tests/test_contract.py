@@ -1,0 +1,75 @@
+"""payload/contract.py is the one home of the performance variables: the docs' tables, the
+tests' variables and ssb-references' policies agree with it."""
+import os
+import re
+
+import pytest
+
+from conftest import REPO
+from payload import contract
+from ssb_references import runs, variables
+
+
+def doc_tables(name):
+    """Rows of every markdown table in docs/<name>, as lists of cells."""
+    rows = []
+    with open(os.path.join(REPO, 'docs', name)) as f:
+        for line in f:
+            if line.startswith('| ') and not line.startswith('|---'):
+                rows.append([c.strip() for c in line.strip().strip('|').split('|')])
+    return rows
+
+
+def names(cell):
+    return re.findall(r'`([a-z_0-9]+)`', cell.split('(')[0])
+
+
+def test_every_variable_is_documented_with_its_unit():
+    documented = {}
+    for row in doc_tables('metrics.md'):
+        if len(row) == 3 and row[1] and row[0] != 'variable':
+            units = [u.strip() for u in row[1].split(',')]
+            for name, unit in zip(names(row[0]), units):
+                documented.setdefault(name, unit)
+        elif len(row) == 2:                             # the gap's table: no unit column
+            for name in names(row[0]):
+                documented.setdefault(name, 'ratio')
+    for v in contract.PERF_VARS:
+        assert documented.get(v.name) == v.unit, (v.name, documented.get(v.name), v.unit)
+
+
+def test_the_floor_table_is_the_contract():
+    seen = set()
+    for row in doc_tables('references.md'):
+        if len(row) != 5 or row[0] == 'variable':
+            continue
+        for name in names(row[0]):
+            v = contract.BY_NAME[name]
+            seen.add(name)
+            assert {'both sides': 'exact'}.get(row[1], row[1]) == v.better, name
+            assert float(row[2].rstrip('%') or 0) / (100 if '%' in row[2] else 1) == \
+                pytest.approx(v.rel_floor), name
+            if row[3].startswith('('):
+                assert v.follows, name                    # a rate: its time's tolerance
+            else:
+                assert float(row[3].split()[0]) == pytest.approx(v.abs_floor), name
+    assert seen == set(contract.BY_NAME)
+
+
+def test_ssb_references_policies_and_workloads_are_the_contract():
+    assert variables.POLICIES == contract.BY_NAME
+    assert runs.WORKLOAD_FIELDS is contract.WORKLOAD_FIELDS
+    # precision and XLA define a workload: a bfloat16 run is not a float32 run.
+    assert {'precision', 'jit_compile'} <= set(contract.WORKLOAD_FIELDS[None])
+
+
+def test_the_tests_log_the_contract_variables():
+    from reframe_tests.training import TrainingTest
+    assert tuple(TrainingTest.param_space['model']) == contract.MODELS
+    assert tuple(TrainingTest.param_space['variant']) == contract.VARIANTS
+    for v in contract.perf_vars('TrainingTest'):
+        assert v.key or v.name == 'parallel_efficiency', v.name
+    with open(os.path.join(REPO, 'reframe_tests', 'gap.py')) as f:
+        gap = f.read()
+    for v in contract.perf_vars('SizeShapeGap'):
+        assert f"'{v.name}'" in gap
