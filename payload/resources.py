@@ -91,3 +91,29 @@ def gpu_driver():
         return None
     lines = proc.stdout.split()
     return lines[0] if proc.returncode == 0 and lines else None
+
+
+def process_age_s():
+    """Seconds since this process started (from /proc), else None."""
+    try:
+        with open('/proc/self/stat') as f:
+            started_ticks = int(f.read().rsplit(')', 1)[1].split()[19])
+        with open('/proc/uptime') as f:
+            uptime = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(uptime - started_ticks / os.sysconf('SC_CLK_TCK'), 2)
+
+
+def check_memory(args, records, memory_model, limit_bytes):
+    from payload import PayloadError, data
+    for record, (batch, height, width) in data.batch_shapes(
+            records, args.variant, args.batch_size, args.image_size, args.crop_size,
+            args.pixel_budget_px, args.hrvs_batching, args.upscale):
+        need = memory_model.training_bytes(batch, height, width)
+        if need > limit_bytes:
+            raise PayloadError(
+                f'image {record.path!r} ({record.width}x{record.height} px, trained as '
+                f'{width}x{height} at batch {batch}) needs about {need / 2**30:.2f} GiB to train '
+                f'{args.model}, over the memory limit of {limit_bytes / 2**30:.2f} GiB; '
+                f'lower --pixel-budget or raise --memory-limit-gib')

@@ -6,37 +6,11 @@ import os
 import sys
 import time
 
-from payload import PayloadError, energy, protocol, provenance
+from payload import PayloadError, energy, protocol, provenance, summarise
 
 # A run waiting on input for more than this share of its time is input-bound.
 INPUT_BOUND_FRACTION = 0.1
 COMPUTE_DTYPE = {'float32': 'float32', 'mixed_float16': 'float16', 'mixed_bfloat16': 'bfloat16'}
-
-
-def check_memory(args, records, memory_model, limit_bytes):
-    from payload import data
-    for record, (batch, height, width) in data.batch_shapes(
-            records, args.variant, args.batch_size, args.image_size, args.crop_size,
-            args.pixel_budget_px, args.hrvs_batching, args.upscale):
-        need = memory_model.training_bytes(batch, height, width)
-        if need > limit_bytes:
-            raise PayloadError(
-                f'image {record.path!r} ({record.width}x{record.height} px, trained as '
-                f'{width}x{height} at batch {batch}) needs about {need / 2**30:.2f} GiB to train '
-                f'{args.model}, over the memory limit of {limit_bytes / 2**30:.2f} GiB; '
-                f'lower --pixel-budget or raise --memory-limit-gib')
-
-
-def process_age_s():
-    """Seconds since this process started (from /proc), else None."""
-    try:
-        with open('/proc/self/stat') as f:
-            started_ticks = int(f.read().rsplit(')', 1)[1].split()[19])
-        with open('/proc/uptime') as f:
-            uptime = float(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return round(uptime - started_ticks / os.sysconf('SC_CLK_TCK'), 2)
 
 
 def peak(args, step, workers, local_devices):
@@ -103,7 +77,8 @@ def run(args):
     else:
         limit = None
     if limit is not None:
-        check_memory(args, shard, models.MemoryModel(args.model, len(class_names)), limit)
+        resources.check_memory(args, shard, models.MemoryModel(args.model, len(class_names)),
+                               limit)
 
     out = protocol.worker_records(args.worker_records_dir, worker)
     with local_data.ready(args, shard, class_names, worker) as (shard, local_info):
@@ -135,29 +110,6 @@ def planned_steps(args, shard, local_replicas=1):
         return None
     per_step = args.batch_size * local_replicas
     return -(-len(shard) // per_step)
-
-
-def validation_summary(args, epochs, validation, clock):
-    """Validation and time-to-accuracy fields; None where the run did not validate."""
-    if validation is None:
-        return {'validate': False, 'val_subset': None, 'val_images': None,
-                'val_images_left_out': None, 'val_loss': None, 'val_accuracy': None,
-                'val_seconds': None, 'val_traced_graphs': None, **clock.summary()}
-    return {'validate': True, 'val_subset': args.val_subset,
-            'val_images': epochs[-1]['val_images'],
-            'val_images_left_out': validation.images_left_out,
-            'val_loss': epochs[-1]['val_loss'], 'val_accuracy': epochs[-1]['val_accuracy'],
-            'val_seconds': sum(e['val_seconds'] for e in epochs),
-            'val_traced_graphs': validation.traces, **clock.summary()}
-
-
-def trained_pixels(args, shard):
-    """(mean, max) pixels per trained image, from the planned shapes (padding excluded)."""
-    from payload import data
-    if args.variant == 'lrfs':
-        return args.crop_size ** 2, args.crop_size ** 2
-    pixels = [h * w for h, w in data.hrvs_targets(shard, args.pixel_budget_px, args.upscale)]
-    return sum(pixels) / len(pixels), max(pixels)
 
 
 def train_and_summarise(args, shard, class_names, worker, workers, local_replicas,
@@ -204,7 +156,7 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
     meter, unavailable = energy.open_meter()
     if meter is None:
         print(f'energy: {unavailable}', file=sys.stderr, flush=True)
-    setup_s = process_age_s()
+    setup_s = resources.process_age_s()
     progress = (train.Progress(args.progress_seconds, args.epochs, steps_per_epoch,
                                args.batch_size * strategy.num_replicas_in_sync)
                 if worker == 0 else None)
@@ -228,14 +180,14 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
         if (validation and clock.reached(epoch, epochs[-1]['val_accuracy'],
                                          epochs[-1]['elapsed_s']) and epoch >= 2):
             break
-    summary = train.summarise(epochs, seen_shapes, step)
-    summary.update(validation_summary(args, epochs, validation, clock))
+    summary = summarise.steady_state(epochs, seen_shapes, step)
+    summary.update(summarise.validation(args, epochs, validation, clock))
     input_images_per_s = None
     if args.input_probe_seconds > 0:
         images, seconds = data.input_capacity(worker_dataset(None), summary['steps_per_epoch'],
                                               args.input_probe_seconds)
         input_images_per_s = step.global_sum(images / seconds, workers)
-    mean_pixels, max_pixels = trained_pixels(args, shard)
+    mean_pixels, max_pixels = summarise.trained_pixels(args, shard)
     summary.update({
         'energy_source': meter.name if meter else None,
         'energy_note': (energy.resolution_note(meter, min(e['seconds'] for e in epochs))

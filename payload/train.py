@@ -6,7 +6,6 @@ per-shape costs are each measured where they happen.
 import collections
 import datetime
 import re
-import statistics
 import sys
 import time
 
@@ -207,7 +206,7 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None, energ
         step_shapes.update(local_shapes)
         try:
             if new_shape:
-                # Timed on its own, synchronously: what a new shape costs (see summarise).
+                # Timed on its own, synchronously: what a new shape costs (see summary.py).
                 totals.numpy()
                 began = time.perf_counter()
                 new_shapes['graph_build_s'] += step.trace(images, labels, true_hw)
@@ -250,70 +249,6 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None, energ
         'host_peak_rss_bytes': resources.host_peak_rss_bytes(),
         **joules,
     }
-
-
-def per_shape_costs(epochs, steady, jit_compile):
-    """What a new input shape costs, from the steps that met one, each timed on its own.
-
-    - ``trace_seconds_per_shape``: their time minus their steady cost, over the new
-      shapes; the steady cost of a step is taken proportional to the pixels it
-      processes (the steady epoch time over the pixels a steady epoch processes);
-    - ``graph_build_seconds_per_shape``: the tracing part alone (Python and graph
-      building), timed apart before each such step;
-    - ``compile_seconds``: with XLA, the rest of their excess in all (compilation);
-      None without XLA, where the rest is graph optimisation and kernel set-up.
-    """
-    count = sum(e['new_shapes'] for e in epochs)
-    if not count:
-        return {'trace_seconds_per_shape': None, 'graph_build_seconds_per_shape': None,
-                'compile_seconds': None}
-    per_pixel = steady / max(epochs[0]['processed_pixels'], 1)
-    excess = sum(e['new_shape_steps_s'] - per_pixel * e['new_shape_pixels'] for e in epochs)
-    build = sum(e['new_shape_graph_build_s'] for e in epochs)
-    return {'trace_seconds_per_shape': excess / count,
-            'graph_build_seconds_per_shape': build / count,
-            'compile_seconds': excess - build if jit_compile else None}
-
-
-def summarise(epochs, seen_shapes, step):
-    """Steady state is the median of the epochs after the first, which pays for tracing."""
-    first = epochs[0]
-    steady = statistics.median(e['seconds'] for e in epochs[1:])
-    device_peaks = [e['device_peak_bytes'] for e in epochs if e['device_peak_bytes'] is not None]
-    total_seconds = sum(e['seconds'] for e in epochs)
-    return {
-        'epochs': len(epochs),
-        'steps_per_epoch': first['steps'],
-        'images_per_epoch': first['images'],
-        'first_epoch_s': first['seconds'],
-        'steady_epoch_s': steady,
-        'first_epoch_overhead_s': first['seconds'] - steady,
-        'images_per_s': first['images'] / steady,
-        'mpx_per_s': first['pixels'] / steady / 1e6,
-        'padded_fraction': first['padded_fraction'],
-        'gflops_per_epoch': first['gflops'],
-        'gflops_per_s': statistics.median(e['gflops_per_s'] for e in epochs[1:]),
-        'distinct_shapes': len(seen_shapes),
-        'traced_graphs': step.traces,
-        'input_wait_s': sum(e['input_wait_s'] for e in epochs),
-        'input_wait_fraction': sum(e['input_wait_s'] for e in epochs) / total_seconds,
-        'first_loss': first['loss'],
-        'final_loss': epochs[-1]['loss'],
-        'device_peak_bytes': max(device_peaks) if device_peaks else None,
-        'host_peak_rss_bytes': max(e['host_peak_rss_bytes'] for e in epochs),
-        **per_shape_costs(epochs, steady, step.jit_compile),
-        **energy_summary(epochs, first['images']),
-    }
-
-
-def energy_summary(epochs, images_per_epoch):
-    """Medians of the steady epochs' energy; None where no counter was read."""
-    measured = [e for e in epochs[1:] if e.get('energy_j') is not None]
-    if not measured:
-        return {'energy_per_epoch_j': None, 'energy_per_image_j': None, 'mean_power_w': None}
-    per_epoch = statistics.median(e['energy_j'] for e in measured)
-    return {'energy_per_epoch_j': per_epoch, 'energy_per_image_j': per_epoch / images_per_epoch,
-            'mean_power_w': statistics.median(e['mean_power_w'] for e in measured)}
 
 
 def describe_error(err):
