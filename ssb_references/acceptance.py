@@ -98,17 +98,25 @@ def reframe_base(args):
     return cmd
 
 
+def reframe_option(args, env, name):
+    """A configuration option as ReFrame resolves it (environment variables included)."""
+    proc = subprocess.run(reframe_base(args) + [f'--show-config={name}'],
+                          capture_output=True, text=True, env=env)
+    lines = proc.stdout.strip().splitlines()
+    if 'no such configuration parameter' in proc.stdout + proc.stderr:
+        return None                                        # not set: ReFrame's default
+    if proc.returncode != 0 or not lines:
+        raise Failure(f'ReFrame could not read the configuration: '
+                      f'{(proc.stderr or proc.stdout).strip()[-2000:]}')
+    value = json.loads(lines[-1])
+    return os.path.expandvars(value) if isinstance(value, str) else value
+
+
 def results_db(args, env):
     """The results database ReFrame stores sessions in, as the configuration names it."""
     if args.db:
         return os.path.abspath(args.db)
-    proc = subprocess.run(reframe_base(args) + ['--show-config=storage/0/sqlite_db_file'],
-                          capture_output=True, text=True, env=env)
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        raise Failure(f'ReFrame could not read the configuration: '
-                      f'{(proc.stderr or proc.stdout).strip()[-2000:]}')
-    return os.path.expandvars(json.loads(lines[-1]))
+    return reframe_option(args, env, 'storage/0/sqlite_db_file')
 
 
 def performance_compare(args, env, base, new, workdir):
@@ -164,10 +172,13 @@ def run(args, extra):
         env = dict(os.environ, RFM_ENABLE_RESULTS_STORAGE='1')
         if args.db:
             env['RFM_SQLITE_DB_FILE'] = os.path.abspath(args.db)
+        # The references the tests read: under ReFrame's reference prefix.
+        refs_dir = reffile.reference_dir(prefix=reframe_option(
+            args, env, 'general/0/reference_prefix') or args.checks)
         empty_refs = None
         if args.baseline:            # judged against the session, not the references
             empty_refs = tempfile.mkdtemp(prefix='ssb-no-references-')
-            env[reffile.ENV_VAR] = empty_refs
+            env[reffile.PREFIX_ENV] = empty_refs
         report_file = os.path.join(partial, 'reframe-report.json')
         try:
             with open(os.path.join(partial, 'reframe.log'), 'w') as log:
@@ -196,8 +207,6 @@ def run(args, extra):
         compare = performance_compare(args, env, base, uuid, workdir) if base and uuid else ''
         with open(os.path.join(partial, 'compare.csv'), 'w') as f:
             f.write(compare)
-        # The references the tests read: $SSB_REFERENCE_DIR, else the checkout's.
-        refs_dir = os.environ.get(reffile.ENV_VAR) or os.path.join(args.checks, 'references')
         refs_path = reffile.path_for(refs_dir, acceptance_judge.system_of(session) or 'unknown')
         summary = acceptance_judge.judge(session, compare, args.baseline, previous,
                                          None if args.baseline else refs_path)

@@ -35,8 +35,9 @@ def _sources(p):
     g.add_argument('--ignore-other-systems', action='store_true',
                    help='drop runs of other systems instead of refusing')
     p.add_argument('--reference-dir', metavar='DIR',
-                   help='where <system>.yaml lives (default: $%s, else %s)'
-                   % (reffile.ENV_VAR, reffile.DEFAULT_DIR))
+                   help='where <system>.yaml lives (default: <ReFrame reference prefix>/%s: '
+                   '$%s, else %s/ of the checkout this runs in)'
+                   % (reffile.SUBDIR, reffile.PREFIX_ENV, reffile.TESTS_DIR))
 
 
 def _proposal_options(p):

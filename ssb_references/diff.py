@@ -1,5 +1,5 @@
 """Old references next to the proposed ones."""
-from . import bounds
+from . import reffile
 from .runs import key_text
 from .text import num, table
 
@@ -7,8 +7,8 @@ from .text import num, table
 def fmt(entry):
     if entry is None:
         return '-'
-    value, lower, upper, unit = bounds.entry_tuple(entry)
-    lo, hi = bounds.band(value, lower, upper)
+    value, lower, upper, unit = reffile.entry_tuple(entry)
+    lo, hi = reffile.band(value, lower, upper)
     return f'{num(value)} {unit or ""} [{num(lo)}, {num(hi)}]'.replace('  ', ' ')
 
 
@@ -38,7 +38,7 @@ def rows(old, proposals, replace=False):
                 status = 'changed'
             change = ''
             if before is not None and after is not None:
-                b = bounds.entry_tuple(before)[0]
+                b = reffile.entry_tuple(before)[0]
                 change = f'{(after[0] - b) / abs(b) * 100:+.1f}%' if b else ''
             runs = ''
             if p is not None:

@@ -9,7 +9,7 @@ reference no longer describes the machine.
 """
 from dataclasses import dataclass
 
-from . import bounds, variables
+from . import reffile, variables
 from .runs import key_text
 from .text import num, table
 
@@ -37,8 +37,8 @@ def classify(name, m, entry):
     """The status of the centre ``m`` of the recent runs against a reference entry."""
     if m is None:
         return 'no runs'
-    value, lower, upper, _ = bounds.entry_tuple(entry)
-    lo, hi = bounds.band(value, lower, upper)
+    value, lower, upper, _ = reffile.entry_tuple(entry)
+    lo, hi = reffile.band(value, lower, upper)
     pol = variables.policy(name)
     better = pol.better if pol else 'exact'
     if better == 'exact' or (lower is not None and upper is not None):

@@ -3,8 +3,9 @@
 A file is ReFrame 4.10's external reference format (``reference = {'$ref': FILE}``),
 one per system (``<reference dir>/<system>.yaml``), plus a top-level
 ``ssb-references`` mapping that ReFrame ignores: how and from which runs each
-entry was made, and the workload it is for (``reframe_tests/references.py``
-applies an entry only to runs of that workload)::
+entry was made, and the workload it is for (the tests' hook,
+``reframe_tests/references.py``, applies an entry only to runs of that workload). This
+module is the one reader and writer of the format, for the tool and the tests::
 
     TrainingTest:
       $index: [$partition, variant, model]
@@ -27,30 +28,53 @@ import numbers
 import os
 import shutil
 
+import reframe.utility.sanity as sn
 import yaml
 
 from sizeshape_datasets import atomic
 
 from . import TEST_NAME, __version__, variables
-from .runs import TESTS, meta_key
+from .runs import TESTS, meta_key, normalize
 
 META_KEY = 'ssb-references'
 HISTORY_DIR = 'history'
-ENV_VAR = 'SSB_REFERENCE_DIR'
-DEFAULT_DIR = os.path.join('reframe_tests', 'references')
+# The files live in <reference prefix>/references/: ReFrame's reference prefix
+# (general/reference_prefix, $RFM_REFERENCE_PREFIX), else the tests' own directory.
+PREFIX_ENV = 'RFM_REFERENCE_PREFIX'
+SUBDIR = 'references'
+TESTS_DIR = 'reframe_tests'
 
 
 class RefFileError(Exception):
     pass
 
 
-def reference_dir(given=None):
-    """--reference-dir, else $SSB_REFERENCE_DIR, else reframe_tests/references (repo root)."""
-    return given or os.environ.get(ENV_VAR) or DEFAULT_DIR
+def reference_dir(given=None, prefix=None):
+    """--reference-dir; else <prefix>/references for ReFrame's reference prefix (given, else
+    $RFM_REFERENCE_PREFIX, else reframe_tests/ of the checkout run from)."""
+    return given or os.path.join(prefix or os.environ.get(PREFIX_ENV) or TESTS_DIR, SUBDIR)
+
+
+def relative_path(system):
+    """The file of ``system`` under ReFrame's reference prefix: what ``$ref`` names."""
+    return os.path.join(SUBDIR, f'{system}.yaml')
 
 
 def path_for(ref_dir, system):
     return os.path.join(ref_dir, f'{system}.yaml')
+
+
+def entry_tuple(entry):
+    """(value, lower, upper, unit) of an entry ([$xfail, msg, [...]] included)."""
+    if entry and entry[0] == '$xfail':
+        entry = entry[2]
+    value, lower, upper = entry[:3]
+    return value, lower, upper, entry[3] if len(entry) > 3 else None
+
+
+def band(value, lower, upper):
+    """The absolute band a value must stay in: ReFrame's own arithmetic."""
+    return sn.reference_bounds(value, lower, upper)
 
 
 class RefFile:
@@ -80,11 +104,16 @@ class RefFile:
                 out.append(run.get_index(attr))
         return tuple(out)
 
+    def workload_differences(self, key, value_of):
+        """[(name, value, recorded)] where the entry's workload differs from the values
+        ``value_of(name)`` gives (None: the run or test has no such variable)."""
+        recorded = self.entry_meta(key).get('workload') or {}
+        return [(k, value_of(k), v) for k, v in recorded.items()
+                if value_of(k) is not None and normalize(value_of(k)) != normalize(v)]
+
     def matches_workload(self, key, run):
         """False when the entry records a workload and the run's differs (as the tests decide)."""
-        recorded = self.entry_meta(key).get('workload') or {}
-        return all(str(run.get(k)) == str(v) for k, v in recorded.items()
-                   if run.get(k) is not None)
+        return not self.workload_differences(key, run.get)
 
 
 def _is_number(x):

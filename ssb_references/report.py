@@ -16,7 +16,7 @@ import csv
 import os
 import statistics
 
-from . import TEST_NAME, bounds, variables
+from . import TEST_NAME, reffile, variables
 from .runs import group, index_attrs, key_text, last
 from .text import markdown, num
 
@@ -168,7 +168,7 @@ def plot_variants(rows, path, system):
     return path
 
 
-def plot_trend(runs, reffile, path, system):
+def plot_trend(runs, refs, path, system):
     """One panel per key x variable: every run, oldest to newest, with the reference band."""
     plt = _pyplot()
     groups = group(runs, index_attrs(runs))
@@ -180,8 +180,8 @@ def plot_trend(runs, reffile, path, system):
                                                                 2.8 * len(groups)),
                              squeeze=False)
     for row, (key, rs) in zip(axes, groups.items()):
-        ref_key = reffile.run_key(rs[-1]) if reffile is not None else None
-        entries = (reffile.entries.get(ref_key) or {}) if reffile is not None else {}
+        ref_key = refs.run_key(rs[-1]) if refs is not None else None
+        entries = (refs.entries.get(ref_key) or {}) if refs is not None else {}
         for ax, name in zip(row, names):
             pts = [(i, r.perf[name][0]) for i, r in enumerate(rs) if name in r.perf]
             unit = _unit(rs, name)
@@ -193,8 +193,8 @@ def plot_trend(runs, reffile, path, system):
             xs, ys = zip(*pts)
             inside = [True] * len(ys)
             if name in entries:
-                value, lower, upper, _ = bounds.entry_tuple(entries[name])
-                lo, hi = bounds.band(value, lower, upper)
+                value, lower, upper, _ = reffile.entry_tuple(entries[name])
+                lo, hi = reffile.band(value, lower, upper)
                 shown = list(ys) + [value] + [b for b in (lo, hi) if abs(b) != float('inf')]
                 pad = (max(shown) - min(shown)) * 0.08 or abs(value) * 0.1 or 1
                 ylim = (min(shown) - pad, max(shown) + pad)
@@ -281,7 +281,7 @@ def plot_accuracy(runs, path, system):
     return path
 
 
-def write_report(runs, reffile, out_dir, system, last_n=5, plots=True, tta_aggregate='mlperf'):
+def write_report(runs, refs, out_dir, system, last_n=5, plots=True, tta_aggregate='mlperf'):
     """Write the tables (and plots); returns (the paths written, the summary rows)."""
     training = [r for r in runs if r.test == TEST_NAME]
     tta = [r for r in runs if r.test == TTA_TEST]
@@ -295,7 +295,7 @@ def write_report(runs, reffile, out_dir, system, last_n=5, plots=True, tta_aggre
         if training:
             written.append(plot_variants(rows, os.path.join(out_dir,
                                                             f'{system}-lrfs-vs-hrvs.png'), system))
-            written.append(plot_trend(training, reffile,
+            written.append(plot_trend(training, refs,
                                       os.path.join(out_dir, f'{system}-trend.png'), system))
         if tta:
             written.append(plot_accuracy(tta, os.path.join(out_dir, f'{system}-accuracy.png'),

@@ -28,6 +28,11 @@ def normalize(value):
         return None
     if isinstance(value, bool):
         return 'true' if value else 'false'
+    if isinstance(value, str):
+        try:                   # numeric text as the number it is: '1.0' and 1.0 alike
+            value = float(value) if re.fullmatch(r'-?[0-9.]+(e-?[0-9]+)?', value) else value
+        except ValueError:
+            pass
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)

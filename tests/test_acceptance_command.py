@@ -37,15 +37,14 @@ def reports(out):
 
 
 def generic_env(tmp):
-    return {'RFM_SQLITE_DB_FILE': str(tmp / 'results.db'),
-            'SSB_REFERENCE_DIR': str(tmp / 'refs')}
+    return {'RFM_SQLITE_DB_FILE': str(tmp / 'results.db'), 'RFM_REFERENCE_PREFIX': str(tmp)}
 
 
 @pytest.fixture(scope='module')
 def first_run(tmp_path_factory):
     """A clean run on the builtin generic system, no references yet."""
     tmp = tmp_path_factory.mktemp('acceptance')
-    (tmp / 'refs').mkdir()
+    (tmp / 'references').mkdir()
     proc = acceptance('--out', tmp / 'out', *TINY, cwd=REPO, env=generic_env(tmp))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return tmp, proc
@@ -179,8 +178,8 @@ for environ in site_configuration['environments']:
 
 
 def test_exit_statuses_through_slurm(slurm, tmp_path):
-    env = {**cluster_env(tmp_path), 'SSB_REFERENCE_DIR': str(tmp_path / 'refs')}
-    (tmp_path / 'refs').mkdir()
+    env = {**cluster_env(tmp_path), 'RFM_REFERENCE_PREFIX': str(tmp_path)}
+    (tmp_path / 'references').mkdir()
     out = tmp_path / 'out'
     clean = acceptance('-C', CI_CONFIG, '--out', out, *TINY, cwd=REPO, env=env)
     assert clean.returncode == 0, clean.stdout + clean.stderr
@@ -188,7 +187,7 @@ def test_exit_statuses_through_slurm(slurm, tmp_path):
     summary = json.loads((out / 'latest' / 'summary.json').read_text())
     assert summary['counts']['passed'] == 2
     # References stricter than the machine: ReFrame fails them, the command says by how much.
-    (tmp_path / 'refs' / 'ci.yaml').write_text('''TrainingTest:
+    (tmp_path / 'references' / 'ci.yaml').write_text('''TrainingTest:
   $index: [$partition, variant, model, scale]
   ci:cpu:
     lrfs:

@@ -42,7 +42,9 @@ def ssb_references(*args, cwd):
 
 
 def reframe(system, cwd, ref_dir, *args):
-    env = {'SSB_REFERENCE_DIR': str(ref_dir), 'RFM_ENABLE_RESULTS_STORAGE': '1',
+    # ReFrame's reference prefix: the files are <prefix>/references/<system>.yaml.
+    assert ref_dir.name == 'references'
+    env = {'RFM_REFERENCE_PREFIX': str(ref_dir.parent), 'RFM_ENABLE_RESULTS_STORAGE': '1',
            'RFM_SQLITE_DB_FILE': str(cwd / 'results.db'), 'SSB_VENV': sys.prefix}
     return run_reframe(*args, cwd=cwd, env=env, config=system[2])
 
@@ -67,7 +69,7 @@ def reasons(proc):
 def three_runs(system, tmp_path_factory):
     """Three runs of a system without references: performance logged, never failed."""
     cwd = tmp_path_factory.mktemp('acceptance')
-    no_refs = cwd / 'no-references'
+    no_refs = cwd / 'no-references' / 'references'
     for _ in range(3):
         proc = reframe(system, cwd, no_refs, '-r', *SELECT)
         assert proc.returncode == 0, proc.stdout[-3000:]

@@ -10,7 +10,7 @@ import yaml
 from reframe.core.exceptions import ReferenceParseError
 
 from reframe_tests import references as test_references
-from ssb_references import bounds, cli, drift, perflog, propose, reffile, resultsdb
+from ssb_references import cli, drift, perflog, propose, reffile, resultsdb
 
 T0 = 1_800_000_000.0
 SYNTH = 'synthetic-mame images_per_class=2 val_per_class=1 scale=0.05 seed=0'
@@ -198,17 +198,18 @@ def test_higher_is_better_bounds_the_lower_side_within_reframe_limits():
 def test_counts_are_bounded_on_both_sides():
     p = propose.propose_variable('distinct_shapes', [58, 58, 58], 'shapes')
     assert p.value == 58 and p.lower == -0.00863 and p.upper == 0.00863
-    lo, hi = bounds.band(p.value, p.lower, p.upper)
+    lo, hi = reffile.band(p.value, p.lower, p.upper)
     assert lo < 58 < hi and not lo <= 57 and not 59 <= hi
     p = propose.propose_variable('distinct_shapes', [37407] * 3, 'shapes')
-    assert bounds.band(p.value, p.lower, p.upper) == pytest.approx((37406.49, 37407.51),
+    assert reffile.band(p.value, p.lower, p.upper) == pytest.approx((37406.49, 37407.51),
                                                                    abs=0.01)
 
 
 def test_rounding_never_narrows_the_band():
     values = [0.3, 0.31, 0.29]
     p = propose.propose_variable('steady_epoch_time', values, 's')
-    assert all(bounds.within(v, p.value, p.lower, p.upper) for v in values)
+    lo, hi = reffile.band(p.value, p.lower, p.upper)
+    assert all(lo <= v <= hi for v in values)
     assert p.upper >= p.tolerance
 
 
@@ -311,8 +312,8 @@ def test_update_writes_a_reference_file_reframe_and_the_tests_can_read(tmp_path,
     assert meta['runs'] == 3 and meta['workload']['epochs'] == 3
     assert meta['workload']['dataset'] == SYNTH and meta['tensorflow_version'] == '2.21.0'
     # The tests' own reader accepts it; so does the tool's.
-    index, _ = test_references.load(str(refs / 'generic.yaml'), 'TrainingTest')
-    assert index == tree['$index']
+    assert test_references.load(str(refs / 'generic.yaml'), 'TrainingTest').index == \
+        tree['$index']
     loaded = reffile.load(str(refs / 'generic.yaml'))
     assert loaded.entries[('generic:default', 'lrfs', 'smallcnn', 'single')] == entry
 
@@ -389,7 +390,7 @@ def test_diff_shows_old_and_new_side_by_side(tmp_path, capsys, perflog_dir):
     ('TrainingTest:\n  $index: [$partition, variant]\n  "g:d": [1, 2]\n',
      'one level per \\$index key'),
 ])
-def test_malformed_files_are_named_by_both_readers(tmp_path, capsys, text, message):
+def test_malformed_files_are_named_to_the_tool_and_the_tests(tmp_path, capsys, text, message):
     path = tmp_path / 'generic.yaml'
     path.write_text(text)
     with pytest.raises(reffile.RefFileError, match=message) as tool_err:
@@ -429,11 +430,12 @@ def fake_test(epochs=3, **attrs):
 
 def test_hook_points_at_the_system_file_only_for_its_workload(tmp_path, capsys, perflog_dir,
                                                                monkeypatch, caplog):
-    refs = tmp_path / 'refs'
-    monkeypatch.setenv('SSB_REFERENCE_DIR', str(refs))
+    refs = tmp_path / 'references'
+    monkeypatch.setattr(test_references, 'reference_prefix', lambda test: str(tmp_path))
     assert test_references.for_test(fake_test()) is None            # no file: no references
     run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', refs)
-    assert test_references.for_test(fake_test()) == {'$ref': str(refs / 'generic.yaml')}
+    # ReFrame resolves the file under its reference prefix.
+    assert test_references.for_test(fake_test()) == {'$ref': 'references/generic.yaml'}
     assert test_references.for_test(fake_test(epochs=5)) is None    # another workload
     # Precision, XLA and the step kind are part of the workload: a bfloat16 run is not held
     # to float32 references.
@@ -466,8 +468,9 @@ def test_propose_refuses_to_mix_precisions(tmp_path):
 
 
 def test_hook_rejects_an_index_the_test_cannot_answer(tmp_path, monkeypatch):
-    monkeypatch.setenv('SSB_REFERENCE_DIR', str(tmp_path))
-    (tmp_path / 'generic.yaml').write_text(
+    monkeypatch.setattr(test_references, 'reference_prefix', lambda test: str(tmp_path))
+    (tmp_path / 'references').mkdir()
+    (tmp_path / 'references' / 'generic.yaml').write_text(
         'TrainingTest:\n  $index: [$partition, nodes]\n  "generic:default":\n    "2":\n'
         '      steady_epoch_time: [1.0, null, 0.1, s]\n')
     with pytest.raises(ReferenceParseError, match="\\$index key 'nodes' is not an attribute"):
@@ -561,11 +564,7 @@ def test_report_without_matplotlib_says_what_to_install(tmp_path, capsys, perflo
     assert status == 2 and "pip install 'size-shape-bench[report]'" in err
 
 
-def test_bounds_match_reframe():
-    import reframe.utility.sanity as sn
-    for value, lower, upper in [(2.0, -0.25, 0.25), (0.5, None, 0.1), (0.0, None, 0.05),
-                                (-3.0, -0.2, 0.5), (200.0, -1.0, None)]:
-        lo, hi = bounds.band(value, lower, upper)
-        rlo, rhi = sn.reference_bounds(value, lower, upper)
-        assert (lo, hi) == (rlo, rhi)
-    assert math.isinf(bounds.band(1.0, None, None)[0])
+def test_bounds_are_reframes():
+    assert reffile.band(2.0, -0.25, 0.25) == (1.5, 2.5)
+    assert reffile.band(0.0, None, 0.05) == (-math.inf, 0.05)     # absolute for a value of 0
+    assert math.isinf(reffile.band(1.0, None, None)[0])
