@@ -6,6 +6,8 @@ import os
 import shlex
 import sys
 
+from . import site_keys
+
 
 def python_for(test):
     """The Python that runs the payload.
@@ -18,13 +20,13 @@ def python_for(test):
     environ = test.current_environ
     if environ.name == 'builtin':
         return sys.executable
-    return environ.extras.get('python', 'python3')
+    return environ.extras.get(site_keys.PYTHON, 'python3')
 
 
 def container_image(test):
     """The image the test runs in: ``-S container_image=...``, else the partition's
     ``extras['container_image']``; '' for none."""
-    return test.container_image or test.current_partition.extras.get('container_image', '')
+    return test.container_image or test.current_partition.extras.get(site_keys.CONTAINER_IMAGE, '')
 
 
 def run_python(test, args, mounts=()):

@@ -17,7 +17,7 @@ from reframe.core.builtins import parameter, run_after, run_before, sanity_funct
 
 from payload.contract import MODELS, VARIANTS
 
-from . import payload_log, references, scaling
+from . import payload_log, references, scaling, site_keys
 from .training import TrainingTest
 
 
@@ -26,7 +26,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest):
     """HR&VS over LR&FS: time per megapixel, peak memory, first-epoch overhead, GFLOP/s."""
 
     model = parameter(list(MODELS))
-    device = parameter(['cpu', 'gpu'])
+    device = parameter([site_keys.CPU, site_keys.GPU])
     scale = parameter(list(scaling.SCALES))
     models = variable(typ.List[str], value=['smallcnn'])     # as TrainingTest's
     # Copied from the HR&VS run, for the perflog and the references' workload check.
@@ -40,14 +40,14 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest):
     tensorflow_version = variable(str, value='unknown')
     payload_version = variable(str, value='unknown')
     suite_version = variable(str, value='unknown')
-    valid_prog_environs = ['+tensorflow', 'builtin']
+    valid_prog_environs = [f'+{site_keys.TENSORFLOW}', 'builtin']
     local = True                 # reads the two runs' outputs; runs nothing itself
     executable = 'true'
     time_limit = '5m'
 
     @run_after('init')
     def select(self):
-        self.valid_systems = ['+gpu'] if self.device == 'gpu' else ['-gpu']
+        self.valid_systems = [('+' if self.device == site_keys.GPU else '-') + site_keys.GPU]
         self.tags = {'gap', self.model, self.device}
         if self.model == 'smallcnn':
             self.tags.add('smoke')
@@ -88,7 +88,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest):
                                                     lrfs['first_epoch_overhead_s']),
             'hrvs_lrfs_gflops': ratio(hrvs['gflops_per_s'], lrfs['gflops_per_s']),
         }
-        if self.device == 'gpu':
+        if self.device == site_keys.GPU:
             self.perf_variables['hrvs_lrfs_device_memory'] = ratio(
                 hrvs['device_peak_bytes'], lrfs['device_peak_bytes'])
 

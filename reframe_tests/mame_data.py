@@ -7,7 +7,7 @@ from reframe.core.builtins import run_before, sanity_function, variable
 
 from sizeshape_datasets import synthetic
 
-from . import payload_log
+from . import payload_log, site_keys
 from .environment import run_python
 
 
@@ -15,7 +15,7 @@ class SyntheticMAMe(rfm.RunOnlyRegressionTest):
     """A synthetic MAMe-like dataset (real JPEGs, MAMe layout) in the stage directory."""
 
     valid_systems = ['*']
-    valid_prog_environs = ['+tensorflow', 'builtin']
+    valid_prog_environs = [f'+{site_keys.TENSORFLOW}', 'builtin']
     images_per_class = variable(int, value=2)
     val_per_class = variable(int, value=1)
     # Linear scale of MAMe's shapes (1: real size, median 8 Mpx); the default keeps the

@@ -6,6 +6,8 @@ the node count from ``extras['nodes']`` (default 1), CPU workers per node from
 """
 import dataclasses
 
+from . import site_keys
+
 SCALES = {'single': 1, 'node': 1, '2nodes': 2, '4nodes': 4}   # scale -> nodes
 
 
@@ -26,19 +28,19 @@ def layout(scale, device, partition):
     """The Layout of ``scale`` on ``partition``; raises ValueError with the reason it cannot run."""
     nodes = SCALES[scale]
     gpus = gpus_per_node(partition)
-    if device == 'gpu' and gpus < 1:
+    if device == site_keys.GPU and gpus < 1:
         raise ValueError(f'partition {partition.fullname} has the gpu feature but no gpu devices')
     if scale == 'single':
-        return Layout(1, 1, 1 if device == 'gpu' else 0, 1)
-    available_nodes = int(partition.extras.get('nodes', 1))
+        return Layout(1, 1, 1 if device == site_keys.GPU else 0, 1)
+    available_nodes = int(partition.extras.get(site_keys.NODES, 1))
     if nodes > available_nodes:
         raise ValueError(f'{scale} needs {nodes} nodes; partition {partition.fullname} has '
                          f'{available_nodes} (extras["nodes"])')
-    if device == 'gpu':
+    if device == site_keys.GPU:
         # One task per node drives all its GPUs (MirroredStrategy inside the task,
         # MultiWorkerMirroredStrategy across nodes).
         return Layout(nodes, 1, gpus, nodes * gpus)
-    workers = int(partition.extras.get('cpu_workers_per_node', 2))
+    workers = int(partition.extras.get(site_keys.CPU_WORKERS_PER_NODE, 2))
     if nodes * workers > 1 and partition.launcher_type.registered_name == 'local':
         raise ValueError(f'{scale} needs {nodes * workers} tasks; the local launcher of '
                          f'{partition.fullname} starts one')

@@ -19,7 +19,7 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, var
 
 from payload import contract
 
-from . import payload_log
+from . import payload_log, site_keys
 from .mame_data import SyntheticMAMe
 from .training import TrainingTest
 
@@ -52,7 +52,7 @@ class TimeToAccuracy(TrainingTest):
     @run_after('setup')
     def set_target(self):
         if self.target_accuracy is None:
-            self.skip_if(bool(self.data_dir or self.current_partition.extras.get('mame_root')),
+            self.skip_if(bool(self.data_dir or self.current_partition.extras.get(site_keys.MAME_ROOT)),
                          'real data has no default target: set -S target_accuracy=A')
             self.target_accuracy = SYNTHETIC_TARGET
 

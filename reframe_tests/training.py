@@ -19,7 +19,7 @@ from reframe.core.builtins import (fixture, parameter, run_after, run_before,
 
 from payload import contract, provenance
 
-from . import payload_log, references, scaling
+from . import payload_log, references, scaling, site_keys
 from .environment import run_python
 from .mame_data import SyntheticMAMe
 
@@ -43,7 +43,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
 
     variant = parameter(list(contract.VARIANTS))
     model = parameter(list(contract.MODELS))
-    device = parameter(['cpu', 'gpu'])
+    device = parameter([site_keys.CPU, site_keys.GPU])
     scale = parameter(list(scaling.SCALES))
 
     models = variable(typ.List[str], value=[contract.SMOKE_MODEL])
@@ -100,12 +100,12 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
 
     mame_data = fixture(SyntheticMAMe, scope='session')
     stops_at_target = False         # True: the run may end before its epochs, at its target
-    valid_prog_environs = ['+tensorflow', 'builtin']
+    valid_prog_environs = [f'+{site_keys.TENSORFLOW}', 'builtin']
     time_limit = '1h'
 
     @run_after('init')
     def select(self):
-        self.valid_systems = ['+gpu'] if self.device == 'gpu' else ['-gpu']
+        self.valid_systems = [('+' if self.device == site_keys.GPU else '-') + site_keys.GPU]
         self.tags = {self.variant, self.model, self.device}
         if self.model == contract.SMOKE_MODEL:
             self.tags.add('smoke')
@@ -139,13 +139,13 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     @run_before('run')
     def set_command(self):
         partition = self.current_partition
-        data_dir = self.data_dir or partition.extras.get('mame_root')
+        data_dir = self.data_dir or partition.extras.get(site_keys.MAME_ROOT)
         if data_dir:
             self.dataset = data_dir
         else:
             data_dir = self.mame_data.data_dir
             self.dataset = self.mame_data.description
-        stage_dir = self.stage_dir or partition.extras.get('local_scratch')
+        stage_dir = self.stage_dir or partition.extras.get(site_keys.LOCAL_SCRATCH)
         opts = ['-m', 'payload', '--variant', self.variant, '--model', self.model,
                 '--data-dir', shlex.quote(data_dir), '--subset', self.subset,
                 '--epochs', str(self.epochs), '--batch-size', str(self.batch_size),
@@ -159,7 +159,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             opts += ['--stage-dir', shlex.quote(stage_dir)]
         # Peak FLOP/s for peak_fraction: per device (a GPU, or a CPU node) from the
         # site config, times the devices of this scale; else the payload measures a matmul.
-        peak = partition.extras.get('peak_gflops_per_device')
+        peak = partition.extras.get(site_keys.PEAK_GFLOPS_PER_DEVICE)
         if peak:
             opts += ['--peak-gflops', str(float(peak) * self.hardware_ratio)]
         if self.variant == 'lrfs':
@@ -169,8 +169,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             if not self.upscale:
                 opts += ['--no-upscale']
         memory_limit = self.memory_limit_gib
-        if memory_limit is None and self.device == 'gpu':
-            memory_limit = partition.extras.get('gpu_memory_gib')
+        if memory_limit is None and self.device == site_keys.GPU:
+            memory_limit = partition.extras.get(site_keys.GPU_MEMORY_GIB)
         if memory_limit is not None:
             opts += ['--memory-limit-gib', str(memory_limit)]
         opts += self.more_options()
@@ -222,9 +222,9 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
 
         # Variables of steps a run may leave out are logged only where they ran: ReFrame
         # fails a NaN value, and a new set of fields starts a new perflog file (.log.hN).
-        ran = {'stage': bool(self.stage_dir or self.current_partition.extras.get('local_scratch')),
+        ran = {'stage': bool(self.stage_dir or self.current_partition.extras.get(site_keys.LOCAL_SCRATCH)),
                'jit': self.jit_compile, 'energy': bool(summary['energy_source']),
-               'prepare': self.prepare, 'gpu': self.device == 'gpu', None: True}
+               'prepare': self.prepare, 'gpu': self.device == site_keys.GPU, None: True}
         self.perf_variables = {
             v.name: sn.make_performance_function(
                 payload_log.summary_value(self.stdout, v.key, v.scale), v.unit)

@@ -42,73 +42,35 @@ Environment variables read here (all optional):
 ReFrame's own variables still apply on top: ``RFM_SQLITE_DB_FILE`` (results
 database), ``RFM_PERFLOG_DIR`` (perflog directory), ``RFM_PREFIX``, ...
 """
+import copy
 import difflib
 import os
+
+from reframe.core.settings import site_configuration as builtin_settings
+from reframe.utility import import_module_from_file
 
 from payload.contract import MODELS
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The feature and extras names the tests read (one home: reframe_tests/site_keys.py).
+site_keys = import_module_from_file(os.path.join(REPO, 'reframe_tests', 'site_keys.py'))
 
 # Where the results database goes unless RFM_SQLITE_DB_FILE says otherwise.
 # ReFrame expands ${HOME}; one file per user, shared by every site config.
 RESULTS_DB = '${HOME}/.reframe/reports/size-shape-bench.db'
 
-# Keys left out of `%(check_#ALL)s`: ReFrame's builtin list (reframe/core/
-# settings.py, 4.10), i.e. test internals that say nothing about the result.
-# Everything else a test declares as a variable or parameter is logged, so the
-# TrainingTest record carries variant, model, device, batch_size, epochs,
-# dataset, tensorflow_version, ... plus check_jobid and check_job_nodelist.
-PERFLOG_IGNORE_KEYS = [
-    'check_build_locally',
-    'check_build_time_limit',
-    'check_display_name',
-    'check_executable',
-    'check_executable_opts',
-    'check_hashcode',
-    'check_keep_files',
-    'check_local',
-    'check_maintainers',
-    'check_max_pending_time',
-    'check_outputdir',
-    'check_prebuild_cmds',
-    'check_prefix',
-    'check_prerun_cmds',
-    'check_postbuild_cmds',
-    'check_postrun_cmds',
-    'check_readonly_files',
-    'check_sourcepath',
-    'check_sourcesdir',
-    'check_stagedir',
-    'check_strict_check',
-    'check_tags',
-    'check_time_limit',
-    'check_valid_prog_environs',
-    'check_valid_systems',
-    'check_variables',
-]
-
-# One line per test: result|completion time|<all loggable attributes>|
-# then value|unit|reference|lower|upper| for each performance variable.
-PERFLOG_FORMAT = '%(check_result)s|%(check_job_completion_time)s|%(check_#ALL)s'
-PERFLOG_FORMAT_PERFVARS = ('%(check_perf_value)s|%(check_perf_unit)s|'
-                           '%(check_perf_ref)s|%(check_perf_lower_thres)s|'
-                           '%(check_perf_upper_thres)s|')
+# ReFrame's own file perflog (reframe/core/settings.py): one '|'-separated record per
+# test with every loggable variable (`%(check_#ALL)s` minus ReFrame's ignore_keys) and,
+# per performance variable, value|unit|reference|lower|upper, under
+# perflogs/<system>/<partition>/<test>.log. Taken as ReFrame defines it, never restated.
+BUILTIN_FILELOG = next(h for h in builtin_settings['logging'][0]['handlers_perflog']
+                       if h['type'] == 'filelog')
 
 
 def perflog_handlers(environ=None):
-    """The perflog handlers: a file per system/partition/test, and optionally HTTP."""
+    """The perflog handlers: ReFrame's file log, and an HTTP (Elastic) one when asked for."""
     environ = os.environ if environ is None else environ
-    handlers = [{
-        'type': 'filelog',
-        # perflogs/<system>/<partition>/<test>.log, under ./perflogs or
-        # --perflogdir / RFM_PERFLOG_DIR
-        'prefix': '%(check_system)s/%(check_partition)s',
-        'level': 'info',
-        'format': PERFLOG_FORMAT,
-        'format_perfvars': PERFLOG_FORMAT_PERFVARS,
-        'ignore_keys': PERFLOG_IGNORE_KEYS,
-        'append': True,
-    }]
+    handlers = [copy.deepcopy(BUILTIN_FILELOG)]
     url = environ.get('SSB_PERFLOG_HTTP_URL', '').strip()
     if url:
         http = {
@@ -119,14 +81,13 @@ def perflog_handlers(environ=None):
             'extras': {'facility': 'size-shape-bench', 'data-version': '1'},
             # The same keys as the file log leaves out; performance values
             # arrive flattened as check_perf_<variable>_value/_unit/_ref/...
-            'ignore_keys': PERFLOG_IGNORE_KEYS,
+            'ignore_keys': list(BUILTIN_FILELOG['ignore_keys']),
             'debug': environ.get('SSB_PERFLOG_HTTP_DEBUG', '') not in ('', '0'),
         }
         auth = environ.get('SSB_PERFLOG_HTTP_AUTH', '')
         if auth:
             http['extra_headers'] = {'Authorization': auth}
         handlers.append(http)
-
     return handlers
 
 
@@ -189,13 +150,13 @@ def tensorflow_environ(name='tensorflow', modules=(), python=None, *, systems=No
     """
     env = {
         'name': name,
-        'features': ['tensorflow', *features],
+        'features': [site_keys.TENSORFLOW, *features],
         'modules': list(modules),
         'extras': {},
     }
     python = python or os.environ.get('SSB_PYTHON', '').strip()
     if python:
-        env['extras']['python'] = python
+        env['extras'][site_keys.PYTHON] = python
     if env_vars:
         env['env_vars'] = [list(kv) for kv in env_vars]
     if prepare_cmds:
@@ -306,9 +267,13 @@ def check_site(systems, environments):
             for kind in ('scheduler', 'launcher'):
                 if kind in part:
                     _check_backend(where, kind, part[kind])
+            # ReFrame accepts any extras: a misspelt one would be silently ignored.
+            _check_keys(f'{where}, extras', part.get('extras', {}), site_keys.PARTITION_EXTRAS)
 
     for env in environments:
-        _check_keys(f"environment '{env.get('name', '?')}'", env, env_schema['properties'])
+        where = f"environment '{env.get('name', '?')}'"
+        _check_keys(where, env, env_schema['properties'])
+        _check_keys(f'{where}, extras', env.get('extras', {}), site_keys.ENVIRON_EXTRAS)
 
 
 def site_configuration(systems, environments, environ=None):

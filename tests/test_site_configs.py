@@ -290,6 +290,10 @@ def bad_config(tmp_path, site, old, new):
      "partition 'ci:cpu': unknown key 'featurs' (did you mean 'features'?)"),
     ('cte_power', "'num_devices': 4", "'num_device': 4",
      "partition 'cte_power:gpu', devices: unknown key 'num_device' (did you mean 'num_devices'?)"),
+    # ReFrame takes any extras; the tests read these names only (reframe_tests/site_keys.py).
+    ('cte_power', "'gpu_memory_gib': 16", "'gpu_memory_gb': 16",
+     "partition 'cte_power:gpu', extras: unknown key 'gpu_memory_gb' (did you mean "
+     "'gpu_memory_gib'?)"),
 ])
 def test_typo_in_a_key_is_named(tmp_path, site, old, new, message):
     proc = reframe('-C', bad_config(tmp_path, site, old, new), '--system', site,
