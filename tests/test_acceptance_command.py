@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import CI_CONFIG, REPO
-from test_slurm_cluster import cluster_env
+from test_slurm_cluster import cluster_env, missing_module_config
 
 SSB_ACCEPTANCE = os.path.join(os.path.dirname(sys.executable), 'ssb-acceptance')
 TINY = ['--', '-n', 'TrainingTest.*variant=lrfs.*scale=single', '-S', 'epochs=2',
@@ -163,19 +163,6 @@ def test_outside_the_repository_it_says_where_the_tests_are(tmp_path):
 
 
 # -- the three exit statuses through the CI Slurm cluster -------------------------------------
-
-def missing_module_config(tmp_path):
-    config = tmp_path / 'missing_module.py'
-    config.write_text(f'''import importlib.util
-spec = importlib.util.spec_from_file_location('ci_site', {CI_CONFIG!r})
-ci = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ci)
-site_configuration = ci.site_configuration
-for environ in site_configuration['environments']:
-    environ['modules'] = ['size-shape-bench/no-such-version']
-''')
-    return config
-
 
 def test_exit_statuses_through_slurm(slurm, tmp_path):
     env = {**cluster_env(tmp_path), 'RFM_REFERENCE_PREFIX': str(tmp_path)}

@@ -124,8 +124,8 @@ def test_killed_worker_fails_the_job_with_a_reason(slurm, tmp_path):
     assert any('another worker died or stopped answering' in r for r in reasons), out[-4000:]
 
 
-def test_missing_module_is_named(slurm, tmp_path):
-    """A site environment that loads a module the cluster does not have fails, naming it."""
+def missing_module_config(tmp_path):
+    """The CI site whose environment loads a module the cluster does not have."""
     config = tmp_path / 'missing_module.py'
     config.write_text(f'''import importlib.util
 spec = importlib.util.spec_from_file_location('ci_site', {CI_CONFIG!r})
@@ -135,6 +135,12 @@ site_configuration = ci.site_configuration
 for environ in site_configuration['environments']:
     environ['modules'] = ['size-shape-bench/no-such-version']
 ''')
+    return config
+
+
+def test_missing_module_is_named(slurm, tmp_path):
+    """A site environment that loads a module the cluster does not have fails, naming it."""
+    config = missing_module_config(tmp_path)
     proc = run_reframe('-r', '-n', 'TrainingTest.*variant=lrfs.*scale=single', config=config,
                        cwd=tmp_path,
                        env=cluster_env(tmp_path))
