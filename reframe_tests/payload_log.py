@@ -1,4 +1,5 @@
-"""The one place that reads the payload's output (see docs/payload.md, "Output contract").
+"""ReFrame's sanity and performance reading of the payload's output (docs/payload.md,
+"Output contract"); the lines are parsed by payload/protocol.py.
 
 The payload prints ``SSB-EPOCH {json}`` once per epoch and ``SSB-SUMMARY {json}``
 once at the end; failures it can name are one ``error: ...`` line on stderr.
