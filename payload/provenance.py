@@ -2,6 +2,7 @@
 
 No TensorFlow import: the ReFrame tests use it too.
 """
+import functools
 import importlib.metadata
 import subprocess
 
@@ -14,8 +15,11 @@ def suite_version():
         return None
 
 
+@functools.lru_cache(maxsize=None)
 def git_revision(path):
-    """``<commit>`` or ``<commit>-dirty`` of the git checkout holding ``path``; None elsewhere."""
+    """``<commit>`` or ``<commit>-dirty`` of the git checkout holding ``path``; None elsewhere.
+
+    Once per process and path: a ReFrame session asks for every test."""
     try:
         head = subprocess.run(['git', '-C', path, 'rev-parse', 'HEAD'], capture_output=True,
                               text=True, timeout=30)

@@ -140,6 +140,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     def set_command(self):
         partition = self.current_partition
         data_dir = self.data_dir or partition.extras.get(site_keys.MAME_ROOT)
+        self._synthetic = not data_dir
         if data_dir:
             self.dataset = data_dir
         else:
@@ -189,7 +190,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
 
     def expected_images(self):
         """Images in the subset; called by the sanity check only once the payload succeeded."""
-        if self.dataset == self.mame_data.description:
+        if self._synthetic:
             return self.mame_data.images(self.subset)
         if os.path.isfile(self.dataset):          # packed by `sizeshape_datasets pack`
             from sizeshape_datasets import hdf5

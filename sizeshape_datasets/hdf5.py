@@ -58,7 +58,7 @@ def prepared_for(records):
     return json.loads(records[0].prepared) if is_prepared(records) else None
 
 
-def _h5py():
+def h5py_module():
     try:
         import h5py
     except ImportError:
@@ -78,7 +78,7 @@ def pack(root, out, subsets=None):
 
     Returns {subset: images packed}.
     """
-    h5py = _h5py()
+    h5py = h5py_module()
     subsets = subsets or subsets_of(root)
     if not subsets:
         raise mame.DatasetError(f'no images listed in {os.path.join(root, mame.METADATA_FILE)!r}')
@@ -105,11 +105,11 @@ def write_columns(group, records, files):
     group.create_dataset('label', data=np.array([r.label for r in records], np.int32))
     group.create_dataset('width', data=np.array([r.width for r in records], np.int32))
     group.create_dataset('height', data=np.array([r.height for r in records], np.int32))
-    group.create_dataset('file', data=files, dtype=_h5py().string_dtype())
+    group.create_dataset('file', data=files, dtype=h5py_module().string_dtype())
 
 
 def write_attributes(f, class_names, source, fingerprint, prepared=None):
-    f.attrs['class_names'] = np.array(class_names, dtype=_h5py().string_dtype())
+    f.attrs['class_names'] = np.array(class_names, dtype=h5py_module().string_dtype())
     f.attrs['format'] = FORMAT
     f.attrs['format_version'] = FORMAT_VERSION
     f.attrs['source'] = source
@@ -137,13 +137,13 @@ def derived_fingerprint(source, prepared):
 
 def is_hdf5(path):
     """True if ``path`` is a file with the HDF5 signature (whatever its extension)."""
-    return os.path.isfile(path) and _h5py().is_hdf5(path)
+    return os.path.isfile(path) and h5py_module().is_hdf5(path)
 
 
 def open_file(path):
     """Open a packed file read-only, without HDF5 file locking (often unsupported or
     slow on parallel filesystems; the file is never written after packing)."""
-    h5py = _h5py()
+    h5py = h5py_module()
     try:
         return h5py.File(path, 'r', locking=False)
     except TypeError:             # h5py < 3.5 has no locking argument

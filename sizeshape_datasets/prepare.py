@@ -44,7 +44,7 @@ def prepare(parts, out, class_names, prepared, source, source_fingerprint=None):
     Returns {'images', 'seconds', 'images_per_s', 'bytes'}: the
     time covers reading, decoding, resizing and writing, the whole preparation.
     """
-    h5py = hdf5._h5py()
+    h5py = hdf5.h5py_module()
     start = time.perf_counter()
     images = 0
     with atomic.file(out, suffix='.h5') as tmp, h5py.File(tmp, 'w') as f:

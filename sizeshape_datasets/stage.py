@@ -18,8 +18,6 @@ def needed_bytes(records):
 
 def private_dir(parent, prefix):
     """A new directory of this process's own under ``parent``, which must exist."""
-    if not os.path.isdir(parent):
-        raise mame.DatasetError(f'{parent!r} does not exist or is not a directory')
     return tempfile.mkdtemp(prefix=prefix, dir=parent)
 
 
