@@ -166,8 +166,8 @@ def render(args, runs, real, ref, threads, load_before, load_after, elapsed):
     first = all_runs[0].summary
     out = [f'## size-shape-bench payload benchmark, {datetime.date.today().isoformat()}', '',
            f'- machine: {"; ".join(first["devices"])}; {platform.platform()}',
-           f'- versions: TensorFlow {first["versions"]["tensorflow"]}, '
-           f'Keras {first["versions"]["keras"]}, Python {first["versions"]["python"]}',
+           f'- versions: payload {first["versions"]["payload"]}, '
+           f'TensorFlow {first["versions"]["tensorflow"]}, Keras {first["versions"]["keras"]}, Python {first["versions"]["python"]}',
            f'- load average (1/5/15 min) before: {load_before}; after: {load_after}',
            f'- precision {args.precision}; {args.epochs} epochs per run, steady = median of '
            f'epochs 2..{args.epochs}; benchmark wall time {elapsed / 60:.1f} min', '']
