@@ -113,6 +113,7 @@ def judge(session, compare_csv, baseline, previous, refs_path):
                'phase': tc.get('fail_phase'), 'reason': tc.get('fail_reason')}
               for tc in cases if tc.get('result') in ('fail', 'abort')
               and tc.get('fail_phase') != 'performance']
+    tests = [tc for tc in cases if not tc.get('fixture')]   # fixtures fail to run, or count not
     rows = compare_rows(compare_csv)
     if baseline:
         regressed, improved = against_baseline(rows)
@@ -136,8 +137,8 @@ def judge(session, compare_csv, baseline, previous, refs_path):
         'time': info.get('time_end'),
         'judged_against': (f'baseline session {baseline}' if baseline else
                            f'references {refs_path}'),
-        'counts': {'test cases': len(cases),
-                   'passed': sum(tc.get('result') == 'pass' for tc in cases),
+        'counts': {'test cases': len(tests),
+                   'passed': sum(tc.get('result') == 'pass' for tc in tests),
                    'failed on performance': sum(tc.get('fail_phase') == 'performance'
                                                 for tc in cases),
                    'failed to run': len(failed)},
@@ -157,7 +158,8 @@ def dry_run_summary(session, reframe_status):
     return {'exit_status': OK if reframe_status == 0 else NOT_RUN, 'dry_run': True,
             'verdict': 'DRY RUN' if reframe_status == 0 else VERDICTS[NOT_RUN],
             'system': system_of(session), 'session': None, 'time': None,
-            'judged_against': None, 'counts': {'test cases': len(cases)},
+            'judged_against': None,
+            'counts': {'test cases': sum(not tc.get('fixture') for tc in cases)},
             'regressed': [], 'improved': [], 'failed': [], 'previous_session': None,
             'largest_changes': [], 'notes': ['dry run: job scripts made, nothing submitted']}
 
