@@ -88,6 +88,14 @@ def run_cli(capsys, *args):
     return status, out, err
 
 
+def report_markdown(capsys, perflog_dir, tmp_path):
+    """`ssb-references report --no-plots` of these perflogs: its status and markdown."""
+    status, _, _ = run_cli(capsys, 'report', '--perflog-dir', perflog_dir,
+                           '--reference-dir', tmp_path / 'refs', '--out', tmp_path / 'r',
+                           '--no-plots')
+    return status, (tmp_path / 'r' / 'generic-summary.md').read_text()
+
+
 # -- perflog and results DB reading ---------------------------------------------------------
 
 def test_perflog_records_become_runs(tmp_path):
@@ -524,11 +532,8 @@ def test_a_reference_without_runs_is_reported(tmp_path):
 # -- report --------------------------------------------------------------------------------
 
 def test_report_tables_put_the_variants_side_by_side(tmp_path, capsys, perflog_dir):
-    status, out, _ = run_cli(capsys, 'report', '--perflog-dir', perflog_dir,
-                             '--reference-dir', tmp_path / 'refs', '--out', tmp_path / 'r',
-                             '--no-plots')
+    status, md = report_markdown(capsys, perflog_dir, tmp_path)
     assert status == 0
-    md = (tmp_path / 'r' / 'generic-summary.md').read_text()
     line = next(l for l in md.splitlines() if 'steady_epoch_time' in l)
     assert '| 0.5 (n=3) | 1 (n=3) | 2.00x |' in line
     assert (tmp_path / 'r' / 'generic-summary.csv').exists()

@@ -3,7 +3,7 @@ import pytest
 import yaml
 
 from ssb_references import propose, variables
-from test_references import T0, run_cli, write_perflog
+from test_references import T0, report_markdown, run_cli, write_perflog
 
 TTA_UNITS = {'seconds_to_target': 's', 'epochs_to_target': 'epochs',
              'val_accuracy': 'fraction', 'validation_time': 's', 'steady_epoch_time': 's'}
@@ -100,11 +100,8 @@ def test_drift_judges_the_mlperf_score(tmp_path, capsys, tta_perflogs):
 
 
 def test_report_has_a_time_to_accuracy_table_and_curve(tmp_path, capsys, tta_perflogs):
-    status, out, _ = run_cli(capsys, 'report', '--perflog-dir', tta_perflogs,
-                             '--reference-dir', tmp_path / 'refs', '--out', tmp_path / 'r',
-                             '--no-plots')
+    status, md = report_markdown(capsys, tta_perflogs, tmp_path)
     assert status == 0
-    md = (tmp_path / 'r' / 'generic-summary.md').read_text()
     assert '## Time to accuracy (mlperf of the newest 5 runs)' in md
     line = next(l for l in md.splitlines() if 'default/lrfs/smallcnn' in l)
     assert '| 5 | 0.5 | 5 | 6 | 0.20 0.40 0.55 |' in line
