@@ -131,14 +131,14 @@ def check_tuple(where, val):
     ref, lower, upper = val[:3]
     if not _is_number(ref):
         return f'{where}: the value {ref!r} is not a number'
-    if lower is not None:
-        if not _is_number(lower) or lower > 0 or (ref > 0 and lower < -1):
-            return (f'{where}: lower threshold {lower!r} must be null or a fraction in '
-                    f'[{"-1" if ref > 0 else "-inf"}, 0]')
-    if upper is not None:
-        if not _is_number(upper) or upper < 0 or (ref < 0 and upper > 1):
-            return (f'{where}: upper threshold {upper!r} must be null or a fraction '
-                    f'{">= 0" if ref >= 0 else "in [0, 1]"}')
+    for name, thres in (('lower', lower), ('upper', upper)):
+        if thres is not None and not _is_number(thres):
+            return f'{where}: the {name} threshold {thres!r} is neither a number nor null'
+    try:
+        band(ref, lower, upper)                 # ReFrame's own rules for the thresholds
+    except ValueError as err:
+        return (f'{where}: {err} for the value {ref} '
+                f'(see "The reference file" in docs/references.md)')
     if len(val) == 4 and val[3] is not None and not isinstance(val[3], str):
         return f'{where}: the unit {val[3]!r} is not text'
     return None

@@ -392,7 +392,7 @@ def test_diff_shows_old_and_new_side_by_side(tmp_path, capsys, perflog_dir):
     ('', 'the file is empty'),
     ('- a\n- b\n', 'expected a mapping of test names'),
     ('TrainingTest:\n  $index: [$partition, variant]\n  "g:d":\n    lrfs:\n'
-     '      steady_epoch_time: [1.0, 0.1, 0.2, s]\n', 'lower threshold 0.1'),
+     '      steady_epoch_time: [1.0, 0.1, 0.2, s]\n', 'low threshold value: 0.1'),
     ('TrainingTest:\n  $index: [$partition, variant]\n  "g:d":\n    lrfs:\n'
      '      steady_epoch_time: fast\n', "TrainingTest.g:d.lrfs.steady_epoch_time"),
     ('TrainingTest:\n  $index: [$partition, variant]\n  "g:d": [1, 2]\n',
