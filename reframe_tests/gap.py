@@ -14,16 +14,38 @@ import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 import reframe.utility.udeps as udeps
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import PerformanceError
 
-from payload.contract import MODELS, VARIANTS
+from payload.contract import MODELS, VARIANT_LABELS, VARIANTS
 
 from . import payload_log, references, scaling, site_keys
 from .training import TrainingTest
 
+# Each ratio, HR&VS's figure over LR&FS's: the SSB-SUMMARY key, the TrainingTest variable
+# that logs the figure, and what a rise and a fall of the ratio mean. Time per megapixel is
+# the inverse of the pixel rates (LR&FS's over HR&VS's).
+RATIOS = {
+    'hrvs_lrfs_time_per_mpx': ('mpx_per_s', 'pixel_throughput',
+                               ('HR&VS slowed', 'HR&VS sped up')),
+    'hrvs_lrfs_host_memory': ('host_peak_rss_bytes', 'host_peak_memory',
+                              ('HR&VS needs more host memory', 'HR&VS needs less host memory')),
+    'hrvs_lrfs_device_memory': ('device_peak_bytes', 'device_peak_memory',
+                                ('HR&VS needs more device memory',
+                                 'HR&VS needs less device memory')),
+    'hrvs_lrfs_first_epoch_overhead': ('first_epoch_overhead_s', 'first_epoch_overhead',
+                                       ("HR&VS's first epoch costs more",
+                                        "HR&VS's first epoch costs less")),
+    'hrvs_lrfs_gflops': ('gflops_per_s', 'achieved_gflops',
+                         ('HR&VS computes faster', 'HR&VS computes slower')),
+}
+INVERSE = {'hrvs_lrfs_time_per_mpx'}
+
 
 @rfm.simple_test
-class SizeShapeGap(rfm.RunOnlyRegressionTest):
+class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
     """HR&VS over LR&FS: time per megapixel, peak memory, first-epoch overhead, GFLOP/s."""
+
+    # special=True: ReFrame's check_performance is extended to say which variant moved.
 
     model = parameter(list(MODELS))
     device = parameter([site_keys.CPU, site_keys.GPU])
@@ -76,21 +98,44 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest):
         if self.is_dry_run():
             return
         lrfs, hrvs = (self.summary_of(v) for v in VARIANTS)
+        self.perf_variables = {}
+        for name in RATIOS:
+            if name == 'hrvs_lrfs_device_memory' and self.device != site_keys.GPU:
+                continue
+            key = RATIOS[name][0]
+            num, den = (lrfs, hrvs) if name in INVERSE else (hrvs, lrfs)
+            self.perf_variables[name] = sn.make_performance_function(
+                sn.defer(num[key] / den[key]), 'ratio')
 
-        def ratio(numerator, denominator):
-            return sn.make_performance_function(sn.defer(numerator / denominator), 'ratio')
+    def check_performance(self):
+        try:
+            super().check_performance()
+        except PerformanceError as err:
+            raise PerformanceError(f'{self.what_moved()}; {err}') from None
 
-        self.perf_variables = {
-            # Seconds per megapixel trained: HR&VS's over LR&FS's.
-            'hrvs_lrfs_time_per_mpx': ratio(lrfs['mpx_per_s'], hrvs['mpx_per_s']),
-            'hrvs_lrfs_host_memory': ratio(hrvs['host_peak_rss_bytes'], lrfs['host_peak_rss_bytes']),
-            'hrvs_lrfs_first_epoch_overhead': ratio(hrvs['first_epoch_overhead_s'],
-                                                    lrfs['first_epoch_overhead_s']),
-            'hrvs_lrfs_gflops': ratio(hrvs['gflops_per_s'], lrfs['gflops_per_s']),
-        }
-        if self.device == site_keys.GPU:
-            self.perf_variables['hrvs_lrfs_device_memory'] = ratio(
-                hrvs['device_peak_bytes'], lrfs['device_peak_bytes'])
+    def what_moved(self):
+        """Which way each failed ratio moved, with both variants' own figures against their
+        references (which both met: ReFrame runs the gap only after both passed)."""
+        part = self.current_partition.fullname
+        runs = {v: self.getdep(self.training[v]) for v in VARIANTS}
+        said = []
+        for key, (value, ref, *_, result) in self.perfvalues.items():
+            name = key.split(':')[-1]
+            if result != 'fail':
+                continue
+            _, training_var, (rise, fall) = RATIOS[name]
+            change = f' ({value / ref - 1:+.0%})' if ref else ''
+            sides = []
+            for v in VARIANTS:
+                got, vref, *_, unit, _ = runs[v].perfvalues.get(
+                    f'{part}:{training_var}', (None, None, None, None, None, None))
+                if got is not None:
+                    against = f'reference {vref:.4g}' if vref else 'no reference'
+                    sides.append(f'{VARIANT_LABELS[v]} {got:.4g} {unit} ({against})')
+            said.append(f'{name} {value:.3g}, reference {ref:.3g}{change}: '
+                        f'{rise if value > ref else fall} relative to LR&FS on {part}'
+                        + (f'; {training_var}: {", ".join(sides)}' if sides else ''))
+        return '; '.join(said)
 
     @run_before('run')
     def copy_workload(self):

@@ -1,6 +1,7 @@
 """SizeShapeGap end to end on ReFrame's builtin generic system: it runs after both variants,
 its references come from ssb-references like TrainingTest's and live in the same file, and a
-gap reference tighter than the machine's fails it with ReFrame's performance error."""
+gap reference tighter than the machine's fails it with ReFrame's performance error, saying
+which variant moved."""
 import glob
 import os
 
@@ -51,5 +52,8 @@ def test_gap_runs_after_both_variants_and_holds_its_references(tmp_path):
     (reason,) = reasons(proc)                       # the gap test only
     assert 'failed to meet reference(s)' in proc.stdout
     assert 'hrvs_lrfs_time_per_mpx=' in proc.stdout
+    # ... saying which variant moved, with both variants' own figures.
+    assert 'HR&VS slowed relative to LR&FS on generic:default' in reason, reason
+    assert 'pixel_throughput: LR&FS ' in reason and 'Mpx/s (reference ' in reason, reason
     failed = [r for r in gap_records(tmp_path) if r['result'] == 'fail']
     assert len(failed) == 1
