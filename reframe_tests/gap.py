@@ -16,28 +16,24 @@ import reframe.utility.udeps as udeps
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import PerformanceError
 
-from payload.contract import MODELS, VARIANT_LABELS, VARIANTS
+from payload import contract
 
 from . import payload_log, references, scaling, site_keys
 from .training import TrainingTest
 
-# Each ratio, HR&VS's figure over LR&FS's: the SSB-SUMMARY key, the TrainingTest variable
-# that logs the figure, and what a rise and a fall of the ratio mean. Time per megapixel is
-# the inverse of the pixel rates (LR&FS's over HR&VS's).
+# Each ratio, HR&VS's figure over LR&FS's: the TrainingTest variable that logs the figure
+# (its SSB-SUMMARY key is the contract's), and what a rise and a fall of the ratio mean.
 RATIOS = {
-    'hrvs_lrfs_time_per_mpx': ('mpx_per_s', 'pixel_throughput',
-                               ('HR&VS slowed', 'HR&VS sped up')),
-    'hrvs_lrfs_host_memory': ('host_peak_rss_bytes', 'host_peak_memory',
-                              ('HR&VS needs more host memory', 'HR&VS needs less host memory')),
-    'hrvs_lrfs_device_memory': ('device_peak_bytes', 'device_peak_memory',
-                                ('HR&VS needs more device memory',
-                                 'HR&VS needs less device memory')),
-    'hrvs_lrfs_first_epoch_overhead': ('first_epoch_overhead_s', 'first_epoch_overhead',
-                                       ("HR&VS's first epoch costs more",
-                                        "HR&VS's first epoch costs less")),
-    'hrvs_lrfs_gflops': ('gflops_per_s', 'achieved_gflops',
-                         ('HR&VS computes faster', 'HR&VS computes slower')),
+    'hrvs_lrfs_time_per_mpx': ('pixel_throughput', ('HR&VS slowed', 'HR&VS sped up')),
+    'hrvs_lrfs_host_memory': ('host_peak_memory', ('HR&VS needs more host memory',
+                                                   'HR&VS needs less host memory')),
+    'hrvs_lrfs_device_memory': ('device_peak_memory', ('HR&VS needs more device memory',
+                                                       'HR&VS needs less device memory')),
+    'hrvs_lrfs_first_epoch_overhead': ('first_epoch_overhead', ("HR&VS's first epoch costs more",
+                                                                "HR&VS's first epoch costs less")),
+    'hrvs_lrfs_gflops': ('achieved_gflops', ('HR&VS computes faster', 'HR&VS computes slower')),
 }
+# Time per megapixel is the inverse of the pixel rates: LR&FS's over HR&VS's.
 INVERSE = {'hrvs_lrfs_time_per_mpx'}
 
 
@@ -47,7 +43,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
 
     # special=True: ReFrame's check_performance is extended to say which variant moved.
 
-    model = parameter(list(MODELS))
+    model = parameter(list(contract.MODELS))
     device = parameter([site_keys.CPU, site_keys.GPU])
     scale = parameter(list(scaling.SCALES))
     models = variable(typ.List[str], value=['smallcnn'])     # as TrainingTest's
@@ -76,7 +72,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
         self.skip_if(self.model not in self.models,
                      f'{self.model} is opt-in: run with -S models={",".join(self.models + [self.model])}')
         nums = {v: TrainingTest.get_variant_nums(variant=v, model=self.model, device=self.device,
-                                                 scale=self.scale) for v in VARIANTS}
+                                                 scale=self.scale) for v in contract.VARIANTS}
         self.skip_if(any(len(n) != 1 for n in nums.values()),
                      'TrainingTest has parameters added with -P: the gap pairs one LR&FS run '
                      'with one HR&VS run')
@@ -91,21 +87,21 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
     @sanity_function
     def both_ran(self):
         # ReFrame runs this test only once both dependencies passed their own sanity.
-        return sn.assert_true(all(self.summary_of(v)['epochs'] for v in VARIANTS))
+        return sn.assert_true(all(self.summary_of(v)['epochs'] for v in contract.VARIANTS))
 
     @run_before('performance')
     def set_perf_variables(self):
         if self.is_dry_run():
             return
-        lrfs, hrvs = (self.summary_of(v) for v in VARIANTS)
+        lrfs, hrvs = (self.summary_of(v) for v in contract.VARIANTS)
         self.perf_variables = {}
-        for name in RATIOS:
-            if name == 'hrvs_lrfs_device_memory' and self.device != site_keys.GPU:
+        for var in contract.perf_vars('SizeShapeGap'):
+            if var.only == 'gpu' and self.device != site_keys.GPU:
                 continue
-            key = RATIOS[name][0]
-            num, den = (lrfs, hrvs) if name in INVERSE else (hrvs, lrfs)
-            self.perf_variables[name] = sn.make_performance_function(
-                sn.defer(num[key] / den[key]), 'ratio')
+            key = contract.BY_NAME[RATIOS[var.name][0]].key
+            num, den = (lrfs, hrvs) if var.name in INVERSE else (hrvs, lrfs)
+            self.perf_variables[var.name] = sn.make_performance_function(
+                sn.defer(num[key] / den[key]), var.unit)
 
     def check_performance(self):
         try:
@@ -117,21 +113,20 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
         """Which way each failed ratio moved, with both variants' own figures against their
         references (which both met: ReFrame runs the gap only after both passed)."""
         part = self.current_partition.fullname
-        runs = {v: self.getdep(self.training[v]) for v in VARIANTS}
+        runs = {v: self.getdep(self.training[v]) for v in contract.VARIANTS}
         said = []
         for key, (value, ref, *_, result) in self.perfvalues.items():
             name = key.split(':')[-1]
             if result != 'fail':
                 continue
-            _, training_var, (rise, fall) = RATIOS[name]
+            training_var, (rise, fall) = RATIOS[name]
             change = f' ({value / ref - 1:+.0%})' if ref else ''
             sides = []
-            for v in VARIANTS:
-                got, vref, *_, unit, _ = runs[v].perfvalues.get(
-                    f'{part}:{training_var}', (None, None, None, None, None, None))
-                if got is not None:
+            for v in contract.VARIANTS:
+                if f'{part}:{training_var}' in runs[v].perfvalues:
+                    got, vref, *_, unit, _ = runs[v].perfvalues[f'{part}:{training_var}']
                     against = f'reference {vref:.4g}' if vref else 'no reference'
-                    sides.append(f'{VARIANT_LABELS[v]} {got:.4g} {unit} ({against})')
+                    sides.append(f'{contract.VARIANT_LABELS[v]} {got:.4g} {unit} ({against})')
             said.append(f'{name} {value:.3g}, reference {ref:.3g}{change}: '
                         f'{rise if value > ref else fall} relative to LR&FS on {part}'
                         + (f'; {training_var}: {", ".join(sides)}' if sides else ''))
