@@ -91,6 +91,10 @@ def parse_args(argv):
     p.add_argument('--worker-records-dir', default='.',
                    help='multi-worker runs: workers other than 0 write their SSB lines to '
                         'ssb-worker-<index>.log here (default: the working directory)')
+    p.add_argument('--timing-lock', default='host', choices=('host', 'off'),
+                   help='host: wait until no other timed payload run of yours is on this host, '
+                        'and hold the host until this run ends (the ranks of one job hold it '
+                        'together); off: run at once, sharing the host (default: host)')
     p.add_argument('--learning-rate', type=float, default=1e-3)
     p.add_argument('--memory-limit-gib', type=float,
                    help='refuse images whose training step would need more; '

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from payload import PayloadError, energy, protocol, provenance, summarise
+from payload import PayloadError, energy, hostlock, protocol, provenance, summarise
 
 # A run waiting on input for more than this share of its time is input-bound.
 INPUT_BOUND_FRACTION = 0.1
@@ -36,6 +36,8 @@ def worker_died(worker, workers, when, err):
 def run(args):
     from sizeshape_datasets import hdf5, mame
 
+    # Before the first touch of the data: nothing of this run overlaps another's timing.
+    lock = hostlock.HostLock().acquire() if args.timing_lock == 'host' else None
     # Data problems are reported before the seconds that importing TensorFlow takes.
     try:
         records, class_names = hdf5.read_dataset(args.data_dir, args.subset)
@@ -85,6 +87,7 @@ def run(args):
         summary = train_and_summarise(args, shard, class_names, worker, workers, local_replicas,
                                       strategy, strategy_kind, out, val_records)
     summary.update(local_info)
+    summary.update(hostlock.summary(lock), timed_end_unix=time.time())
     summary.update({
         'memory_limit_bytes': limit, 'dataset_images': len(records),
         'images_left_out': len(records) - workers * len(shard),

@@ -26,10 +26,21 @@ def per_shape_costs(epochs, steady, jit_compile):
             'compile_seconds': excess - build if jit_compile else None}
 
 
+def cv(values):
+    """Coefficient of variation (sample standard deviation over the mean); None for fewer
+    than two values."""
+    values = list(values)
+    if len(values) < 2:
+        return None
+    return statistics.stdev(values) / statistics.mean(values)
+
+
 def steady_state(epochs, seen_shapes, step):
-    """Steady state is the median of the epochs after the first, which pays for tracing."""
+    """Steady state is the median of the epochs after the first, which pays for tracing;
+    each steady figure comes with its spread over those epochs (``*_cv``)."""
     first = epochs[0]
-    steady = statistics.median(e['seconds'] for e in epochs[1:])
+    steady_epochs = epochs[1:]
+    steady = statistics.median(e['seconds'] for e in steady_epochs)
     device_peaks = [e['device_peak_bytes'] for e in epochs if e['device_peak_bytes'] is not None]
     total_seconds = sum(e['seconds'] for e in epochs)
     return {
@@ -39,8 +50,12 @@ def steady_state(epochs, seen_shapes, step):
         'first_epoch_s': first['seconds'],
         'steady_epoch_s': steady,
         'first_epoch_overhead_s': first['seconds'] - steady,
+        'steady_epochs': len(steady_epochs),
+        'steady_epoch_cv': cv(e['seconds'] for e in steady_epochs),
         'images_per_s': first['images'] / steady,
+        'images_per_s_cv': cv(e['images_per_s'] for e in steady_epochs),
         'mpx_per_s': first['pixels'] / steady / 1e6,
+        'mpx_per_s_cv': cv(e['mpx_per_s'] for e in steady_epochs),
         'padded_fraction': first['padded_fraction'],
         'gflops_per_epoch': first['gflops'],
         'gflops_per_s': statistics.median(e['gflops_per_s'] for e in epochs[1:]),

@@ -18,6 +18,9 @@ from reframe.core.exceptions import PerformanceError
 
 from payload import contract
 
+from payload.summarise import cv
+from ssb_references import stats
+
 from . import payload_log, references, scaling, site_keys
 from .training import TrainingTest
 
@@ -35,6 +38,8 @@ RATIOS = {
 }
 # Time per megapixel is the inverse of the pixel rates: LR&FS's over HR&VS's.
 INVERSE = {'hrvs_lrfs_time_per_mpx'}
+# Ratios of rates that every steady epoch measures: each comes with an interval.
+PER_EPOCH = {'hrvs_lrfs_time_per_mpx', 'hrvs_lrfs_gflops'}
 
 
 @rfm.simple_test
@@ -58,6 +63,8 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
     tensorflow_version = variable(str, value='unknown')
     payload_version = variable(str, value='unknown')
     suite_version = variable(str, value='unknown')
+    # Of the intervals of the per-epoch ratios (docs/metrics.md, "What the gap means").
+    confidence = variable(float, value=stats.GAP_CONFIDENCE)
     valid_prog_environs = [f'+{site_keys.TENSORFLOW}', 'builtin']
     local = True                 # reads the two runs' outputs; runs nothing itself
     executable = 'true'
@@ -80,9 +87,17 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
         for name in self.training.values():
             self.depends_on(name, udeps.by_env)
 
-    def summary_of(self, variant):
+    def stdout_of(self, variant):
         run = self.getdep(self.training[variant])
-        return sn.evaluate(payload_log.summary(os.path.join(run.stagedir, run.job.stdout)))
+        return os.path.join(run.stagedir, run.job.stdout)
+
+    def summary_of(self, variant):
+        return sn.evaluate(payload_log.summary(self.stdout_of(variant)))
+
+    def steady_epochs_of(self, variant):
+        """Worker 0's epochs after the first: the ones its steady figures are medians of."""
+        return [r for r in sn.evaluate(payload_log.epochs(self.stdout_of(variant)))
+                if r.get('worker', 0) == 0 and r['epoch'] >= 2]
 
     @sanity_function
     def both_ran(self):
@@ -93,21 +108,60 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
     def set_perf_variables(self):
         if self.is_dry_run():
             return
-        lrfs, hrvs = (self.summary_of(v) for v in contract.VARIANTS)
-        self.perf_variables = {}
+        summaries = {v: self.summary_of(v) for v in contract.VARIANTS}
+        epochs = {v: self.steady_epochs_of(v) for v in contract.VARIANTS}
+        limit = references.noise_limit(self)
+        self.too_noisy = []
+        values = {}
         for var in contract.perf_vars('SizeShapeGap'):
-            if var.only == 'gpu' and self.device != site_keys.GPU:
+            if var.only == 'gpu' and self.device != site_keys.GPU or var.interval_of:
                 continue
             key = contract.BY_NAME[RATIOS[var.name][0]].key
-            num, den = (lrfs, hrvs) if var.name in INVERSE else (hrvs, lrfs)
-            self.perf_variables[var.name] = sn.make_performance_function(
-                sn.defer(num[key] / den[key]), var.unit)
+            num, den = ('lrfs', 'hrvs') if var.name in INVERSE else ('hrvs', 'lrfs')
+            if var.name not in PER_EPOCH:
+                values[var.name] = summaries[num][key] / summaries[den][key]
+                continue
+            # The ratio of the steady epochs' rates, with its interval (stats.py).
+            samples = {v: [e[key] for e in epochs[v]] for v in contract.VARIANTS}
+            interval = stats.ratio_interval(samples[num], samples[den], self.confidence)
+            self.too_noisy += self.noise_of(var.name, RATIOS[var.name][0], samples, limit,
+                                            interval)
+            if interval is not None:
+                values.update({var.name: interval.centre, f'{var.name}_low': interval.low,
+                               f'{var.name}_high': interval.high})
+        self.perf_variables = {
+            name: sn.make_performance_function(sn.defer(value), contract.BY_NAME[name].unit)
+            for name, value in values.items()}
+
+    @staticmethod
+    def noise_of(name, training_var, samples, limit, interval):
+        """Why ``name`` means nothing: too few steady epochs, or inputs noisier than the
+        system's limit (its references file's ``noise_limit_cv``); [] when it means something."""
+        if interval is None:
+            counts = ', '.join(f'{contract.VARIANT_LABELS[v]} {len(s)}' for v, s in samples.items())
+            return [f'{name}: no interval without 2 steady epochs per variant ({counts}): '
+                    f'run 3 epochs or more']
+        said = []
+        for variant, sample in samples.items():
+            spread = cv(sample)
+            if spread > limit:
+                said.append(f'{name} is too noisy to mean anything: {contract.VARIANT_LABELS[variant]} '
+                            f'{training_var} varies by CV {spread:.2f} over its {len(sample)} '
+                            f'steady epochs, above the limit {limit:.2f} (noise_limit_cv of the '
+                            f'references file); its {interval.confidence:.0%} interval is '
+                            f'[{interval.low:.3g}, {interval.high:.3g}]')
+        return said
 
     def check_performance(self):
+        """ReFrame's check, then a failure for inputs too noisy for a ratio to mean anything,
+        after the values are logged."""
+        noisy = [] if self.is_dry_run() else self.too_noisy
         try:
             super().check_performance()
         except PerformanceError as err:
-            raise PerformanceError(f'{self.what_moved()}; {err}') from None
+            raise PerformanceError('; '.join(noisy + [f'{self.what_moved()}; {err}'])) from None
+        if noisy:
+            raise PerformanceError('; '.join(noisy))
 
     def what_moved(self):
         """Which way each failed ratio moved, with both variants' own figures against their

@@ -46,10 +46,22 @@ def _index_value(test, attr):
     return getattr(test, attr)
 
 
+def system_file(test):
+    """(path, path relative to the reference prefix) of the test's system's file."""
+    relative = reffile.relative_path(test.current_system.name)
+    return os.path.join(reference_prefix(test), relative), relative
+
+
+def noise_limit(test):
+    """The system's limit on the gap inputs' spread: its file's, else the contract's default."""
+    path, _ = system_file(test)
+    refs = load(path, type(test).__name__) if os.path.exists(path) else None
+    return reffile.noise_limit(refs)
+
+
 def for_test(test):
     """``{'$ref': FILE}`` for the test's system, or None (no file, no entries, other workload)."""
-    relative = reffile.relative_path(test.current_system.name)
-    path = os.path.join(reference_prefix(test), relative)
+    path, relative = system_file(test)
     if not os.path.exists(path):
         return None
     name = type(test).__name__

@@ -15,12 +15,11 @@ import os
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
+from reframe.core.builtins import parameter, run_after, run_before, variable
 
 from payload import contract
 
 from . import payload_log, site_keys
-from .mame_data import SyntheticMAMe
 from .training import TrainingTest
 
 # Reached by smallcnn on the default synthetic data in 5 to 7 epochs (LR&FS and HR&VS).
@@ -39,10 +38,6 @@ class TimeToAccuracy(TrainingTest):
     # Per epoch, for the report's curve: comma-separated, oldest first.
     val_accuracy_curve = variable(str, value='')
     val_time_curve = variable(str, value='')      # seconds since the first touch of the data
-
-    # Enough images to learn from and a validation subset that can tell 50% from chance.
-    mame_data = fixture(SyntheticMAMe, scope='session',
-                        variables={'images_per_class': 8, 'val_per_class': 2})
     stops_at_target = True
 
     @run_after('init')

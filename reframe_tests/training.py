@@ -47,7 +47,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     scale = parameter(list(scaling.SCALES))
 
     models = variable(typ.List[str], value=[contract.SMOKE_MODEL])
-    epochs = variable(int, value=3)
+    # 5 steady epochs: enough for each steady figure's spread and the gap's intervals.
+    epochs = variable(int, value=6)
     lrfs_batch_size = variable(int, value=16)
     hrvs_batch_size = variable(int, value=1)
     image_size = variable(int, value=256)
@@ -76,6 +77,9 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     # Scales above 'single' wait for the single run of their variant and report
     # their throughput against it; false: run them alone, without that number.
     parallel_efficiency = variable(bool, value=True)
+    # One timed payload run per host at a time (payload/hostlock.py): false trades the
+    # figures' fidelity for a shorter session where tests share a host.
+    timing_lock = variable(bool, value=True)
 
     # Filled in by the test itself, for the perflog. The dataset is its path, or
     # the recipe of the synthetic data (whose stage directory ReFrame cleans up).
@@ -93,6 +97,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     energy_source = variable(str, value='none')
     energy_note = variable(str, value='')
     sacct_energy_j = variable(str, value='n/a')
+    # Seconds the run waited for another timed run on its host: never part of a timed figure.
+    timing_lock_wait_s = variable(float, value=0.0)
     # Run the payload in this image (docs/clusters.md, "Containers"); default: the partition's
     # extras['container_image'], else no container. Its digest goes into the perflog.
     container_image = variable(str, value='')
@@ -151,7 +157,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
                 '--data-dir', shlex.quote(data_dir), '--subset', self.subset,
                 '--epochs', str(self.epochs), '--batch-size', str(self.batch_size),
                 '--retracing', self.retracing, '--precision', self.precision,
-                '--step', self.training_step, '--input-threads', str(self.input_threads)]
+                '--step', self.training_step, '--input-threads', str(self.input_threads),
+                '--timing-lock', 'host' if self.timing_lock else 'off']
         if self.jit_compile:
             opts += ['--jit-compile']
         if self.prepare:
@@ -218,6 +225,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         self.dataset_fingerprint = summary['dataset_fingerprint'] or 'unknown'
         self.energy_source = summary['energy_source'] or 'none'
         self.energy_note = summary['energy_note']
+        self.timing_lock_wait_s = summary['timing_lock_wait_s']
         if self.job.scheduler.registered_name == 'slurm':
             self.sacct_energy_j = slurm_energy(self.job.jobid)
 
@@ -225,7 +233,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         # fails a NaN value, and a new set of fields starts a new perflog file (.log.hN).
         ran = {'stage': bool(self.stage_dir or self.current_partition.extras.get(site_keys.LOCAL_SCRATCH)),
                'jit': self.jit_compile, 'energy': bool(summary['energy_source']),
-               'prepare': self.prepare, 'gpu': self.device == site_keys.GPU, None: True}
+               'prepare': self.prepare, 'gpu': self.device == site_keys.GPU,
+               'spread': summary['steady_epoch_cv'] is not None, None: True}
         self.perf_variables = {
             v.name: sn.make_performance_function(
                 payload_log.summary_value(self.stdout, v.key, v.scale), v.unit)

@@ -31,12 +31,15 @@ import shutil
 import reframe.utility.sanity as sn
 import yaml
 
+from payload import contract
 from sizeshape_datasets import atomic
 
 from . import TEST_NAME, __version__, variables
 from .runs import TESTS, meta_key, normalize
 
 META_KEY = 'ssb-references'
+# A setting of the system's file: the gap inputs' largest spread (payload/contract.py).
+NOISE_LIMIT_KEY = 'noise_limit_cv'
 HISTORY_DIR = 'history'
 # The files live in <reference prefix>/references/: ReFrame's reference prefix
 # (general/reference_prefix, $RFM_REFERENCE_PREFIX), else the tests' own directory.
@@ -116,6 +119,11 @@ class RefFile:
         return not self.workload_differences(key, run.get)
 
 
+def noise_limit(refs):
+    """The system's ``noise_limit_cv`` (the file's settings), else the contract's default."""
+    return (refs.meta if refs else {}).get(NOISE_LIMIT_KEY, contract.NOISE_LIMIT_CV)
+
+
 def _is_number(x):
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -160,6 +168,9 @@ def parse(text, path, test=TEST_NAME):
     meta = data.get(META_KEY) or {}
     if not isinstance(meta, dict):
         raise bad(f'{META_KEY!r} must be a mapping')
+    limit = meta.get(NOISE_LIMIT_KEY, contract.NOISE_LIMIT_CV)
+    if not _is_number(limit) or limit <= 0:
+        raise bad(f'{META_KEY}.{NOISE_LIMIT_KEY} must be a positive number, got {limit!r}')
     tree = data.get(test)
     if tree is None:
         return RefFile(path, ['$partition'], {}, meta, test)
@@ -243,6 +254,7 @@ def build(system, proposals, index, old=None, replace=False, rule=None, now=None
     now = now or datetime.datetime.now(datetime.timezone.utc)
     meta = {
         'system': system,
+        NOISE_LIMIT_KEY: noise_limit(old),
         'updated': now.strftime('%Y-%m-%dT%H:%M:%SZ'),
         'tool': f'ssb-references {__version__}',
         'rule': rule or {},
