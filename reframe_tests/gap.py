@@ -148,7 +148,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
                 said.append(f'{name} is too noisy to mean anything: {contract.VARIANT_LABELS[variant]} '
                             f'{training_var} varies by CV {spread:.2f} over its {len(sample)} '
                             f'steady epochs, above the limit {limit:.2f} (noise_limit_cv of the '
-                            f'references file); its {interval.confidence:.0%} interval is '
+                            f'references file); its {stats.percent(interval.confidence)} interval is '
                             f'[{interval.low:.3g}, {interval.high:.3g}]')
         return said
 

@@ -19,8 +19,9 @@ import sys
 import tempfile
 import urllib.request
 
-from . import __version__, acceptance_judge, reffile, report, resultsdb
-from .runs import TESTS
+from . import __version__, acceptance_judge, drift, reffile, report, resultsdb
+from .cli import verdict_options
+from .runs import TESTS, index_attrs
 
 WEBHOOK_ENV = 'SSB_ACCEPTANCE_WEBHOOK_URL'
 WEBHOOK_AUTH_ENV = 'SSB_ACCEPTANCE_WEBHOOK_AUTH'
@@ -55,6 +56,7 @@ def parser():
     p.add_argument('--webhook', metavar='URL', default=os.environ.get(WEBHOOK_ENV),
                    help=f'POST the summary as JSON here (default ${WEBHOOK_ENV}; none: off); '
                         f'${WEBHOOK_AUTH_ENV} is sent as the Authorization header')
+    verdict_options(p)
     p.add_argument('--dry-run', action='store_true',
                    help='ReFrame --dry-run: make the job scripts, submit nothing, write no report')
     return p
@@ -207,9 +209,12 @@ def run(args, extra):
         compare = performance_compare(args, env, base, uuid, workdir) if base and uuid else ''
         with open(os.path.join(partial, 'compare.csv'), 'w') as f:
             f.write(compare)
-        refs_path = reffile.path_for(refs_dir, acceptance_judge.system_of(session) or 'unknown')
+        system = acceptance_judge.system_of(session)
+        refs_path = reffile.path_for(refs_dir, system or 'unknown')
+        verdicts = [] if args.baseline else session_verdicts(db, uuid, system, refs_path, args)
         summary = acceptance_judge.judge(session, compare, args.baseline, previous,
-                                         None if args.baseline else refs_path)
+                                         None if args.baseline else refs_path, verdicts,
+                                         args.confidence)
         summary['report_dir'] = os.path.join(out, 'reports', stamp)
         write_report(db, summary, partial, refs_dir)
         with open(os.path.join(partial, 'summary.json'), 'w') as f:
@@ -218,6 +223,23 @@ def run(args, extra):
             f.write(acceptance_judge.render(summary))
         publish(out, partial, stamp)
         return summary
+
+
+def session_verdicts(db, uuid, system, refs_path, args):
+    """drift's verdicts on every run of the session ``uuid``, against the stored sessions of
+    the same system (history) or the references."""
+    try:
+        stored = [r for test in TESTS for r in resultsdb.read(db, test) if r.system == system]
+    except resultsdb.ResultsDBError as err:
+        raise Failure(str(err)) from None
+    verdicts = []
+    for test in TESTS:
+        runs = [r for r in stored if r.test == test]
+        refs = reffile.load(refs_path, test)
+        for new in (r for r in runs if r.session == uuid):
+            verdicts += drift.judge_run(new, runs, index_attrs(runs), refs, args.confidence,
+                                        args.history)
+    return verdicts
 
 
 def write_report(db, summary, out_dir, refs_dir):

@@ -1,15 +1,17 @@
 """The verdict of one acceptance session, and its one-screen summary.
 
-Against the references: ReFrame has already failed every value beyond its band on the
-worse side; each referenced value is classified as ``drift`` does (regressed, improved,
-changed). Against a baseline session: each variable's change from the baseline's value,
-through ReFrame's ``--performance-compare``, beyond the variable's floor tolerance
-(variables.py) on its worse side.
+By default each value of the session is judged as ``drift`` judges (drift.py): against the
+stored sessions of the same key, workload and payload series when there are at least 3 (a
+prediction interval at a stated confidence, and a practical floor), else against the
+references, saying so. With ``--baseline``: each variable's change from one stored
+session's value, through ReFrame's ``--performance-compare``, beyond the variable's floor
+tolerance (variables.py) on its worse side: one session, so no confidence is stated.
 """
 import csv
 import io
+import math
 
-from . import drift, resultsdb, variables
+from . import drift, reffile, resultsdb, stats, variables
 
 OK, DRIFT, NOT_RUN = 0, 1, 2
 VERDICTS = {OK: 'PASSED', DRIFT: 'PERFORMANCE DRIFT', NOT_RUN: 'TESTS FAILED TO RUN'}
@@ -42,30 +44,44 @@ def _cases(session):
     return [tc for tc in runs[-1].get('testcases', []) if tc.get('result') != 'skip']
 
 
-def _item(tc, name, value, base, unit, limit=None):
+def _item(tc, name, value, base, unit, limit=None, judged=None):
     change = (value - base) / abs(base) * 100 if base else None
     return {'test': tc.get('display_name') or tc.get('name'), 'partition':
             f'{tc.get("system")}:{tc.get("partition")}', 'variable': name, 'value': value,
-            'against': base, 'unit': unit, 'change_pct': change, 'limit_pct': limit}
+            'against': base, 'unit': unit, 'change_pct': change, 'limit_pct': limit,
+            'judged_against': judged}
 
 
-def against_references(cases):
-    """(regressed, improved) items from the values ReFrame checked against references."""
+def from_verdicts(verdicts):
+    """(regressed, improved) items from drift's verdicts on the session's runs; the limit is
+    the edge of the band or interval on the side the value left by."""
     regressed, improved = [], []
-    for tc in cases:
-        for key, (value, ref, lower, upper, unit, *_) in (tc.get('perfvalues') or {}).items():
-            name = key.split(':')[-1]
-            if value is None or (ref == 0 and lower is None and upper is None):
-                continue              # no reference for this value
-            status = drift.classify(name, value, [ref, lower, upper, unit])
-            bound = upper if (variables.policy(name) and
-                              variables.policy(name).better == 'lower') else lower
-            item = _item(tc, name, value, ref, unit, None if bound is None else bound * 100)
-            if status in ('regressed', 'changed'):
-                regressed.append(item)
-            elif status == 'improved':
-                improved.append(item)
+    for v in verdicts:
+        if v.status not in drift.DRIFTED:
+            continue
+        if v.basis == 'history':
+            centre = v.interval.centre
+            edge = v.interval.high if v.value > centre else v.interval.low
+        else:
+            centre, lower, upper, _ = reffile.entry_tuple(v.reference)
+            low, high = reffile.band(centre, lower, upper)
+            edge = high if v.value > centre else low
+        limit = (edge - centre) / abs(centre) * 100 if centre and math.isfinite(edge) else None
+        tc = {'display_name': v.run.get('display_name') or v.run.get('name') or v.test,
+              'system': v.run.system, 'partition': v.run.partition.split(':', 1)[-1]}
+        item = _item(tc, v.variable, v.value, centre, v.unit, limit,
+                     judged=v.against() + (f'; {v.note}' if v.note else ''))
+        (improved if v.status == 'improved' else regressed).append(item)
     return regressed, improved
+
+
+def basis_note(verdicts, confidence):
+    """How the values were judged: against history (how sure), references, or not at all."""
+    counts = {b: sum(v.basis == b for v in verdicts) for b in ('history', 'references', 'none')}
+    return (f'{counts["history"]} value(s) judged against the history of their workload '
+            f'({stats.percent(confidence)} prediction interval, at least {drift.MIN_HISTORY} earlier '
+            f'sessions), {counts["references"]} against the references (too little history), '
+            f'{counts["none"]} not judged (neither)')
 
 
 def compare_rows(text):
@@ -106,7 +122,7 @@ def against_baseline(rows):
     return regressed, improved
 
 
-def judge(session, compare_csv, baseline, previous, refs_path):
+def judge(session, compare_csv, baseline, previous, refs_path, verdicts=(), confidence=None):
     cases = _cases(session)
     failed = [{'test': tc.get('display_name') or tc.get('name'),
                'partition': f'{tc.get("system")}:{tc.get("partition")}',
@@ -118,13 +134,14 @@ def judge(session, compare_csv, baseline, previous, refs_path):
     if baseline:
         regressed, improved = against_baseline(rows)
     else:
-        regressed, improved = against_references(cases)
+        regressed, improved = from_verdicts(verdicts)
     notes = []
-    if not baseline and not any(tc.get('perfvalues') and any(
-            v[1] or v[2] is not None or v[3] is not None for v in tc['perfvalues'].values())
-            for tc in cases):
-        notes.append(f'no references apply ({refs_path}): nothing could regress; '
-                     f'make them with ssb-references update')
+    if not baseline:
+        notes.append(basis_note(verdicts, confidence))
+        if not any(v.basis != 'none' for v in verdicts):
+            notes.append(f'no history and no references apply ({refs_path}): nothing could '
+                         f'regress; run {drift.MIN_HISTORY} sessions, or make references with '
+                         f'ssb-references update')
     if baseline and not rows:
         notes.append(f'ReFrame found nothing to compare with session {baseline}')
     status = NOT_RUN if failed or not cases else DRIFT if regressed else OK
@@ -176,6 +193,8 @@ def _line(item):
     if change is not None:
         text += f' ({change:+.1f}%'
         text += f', limit {item["limit_pct"]:+.1f}%)' if item.get('limit_pct') is not None else ')'
+    if item.get('judged_against'):
+        text += f'; judged against {item["judged_against"]}'
     return text
 
 

@@ -3,11 +3,12 @@
 Exit status: 0 done; 1 ``drift`` found drift; 2 refused or failed (the message says why).
 """
 import argparse
+import collections
 import sys
 
 from . import (TEST_NAME, __version__, diff, drift, perflog, propose, reffile, report,
-               resultsdb, variables)
-from .runs import TESTS, index_attrs, meta_key, parse_time, select
+               resultsdb, stats, variables)
+from .runs import TESTS, index_attrs, key_text, meta_key, parse_time, select
 from .text import table
 
 
@@ -60,6 +61,34 @@ def _proposal_options(p):
                    help='drop entries of the old file that are not proposed again')
 
 
+def _confidence(text):
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f'{text}: a confidence is between 0 and 1, e.g. 0.99')
+    return value
+
+
+def _history(text):
+    value = int(text)
+    if value < drift.MIN_HISTORY:
+        raise argparse.ArgumentTypeError(f'{text}: at least {drift.MIN_HISTORY} earlier runs')
+    return value
+
+
+def verdict_options(p):
+    """How a new value is judged against the history of its workload (drift.py): for
+    ``drift`` and ``ssb-acceptance``."""
+    p.add_argument('--confidence', type=_confidence, default=stats.DEFAULT_CONFIDENCE,
+                   metavar='C',
+                   help='of the prediction interval a value must leave to be flagged '
+                        '(default %g: about 1 false alarm in %d unchanged values)'
+                        % (stats.DEFAULT_CONFIDENCE, round(1 / (1 - stats.DEFAULT_CONFIDENCE))))
+    p.add_argument('--history', type=_history, default=drift.DEFAULT_HISTORY, metavar='N',
+                   help='judge against at most the N newest earlier runs of the same workload '
+                        'and payload series (default %d; with fewer than %d, the references)'
+                        % (drift.DEFAULT_HISTORY, drift.MIN_HISTORY))
+
+
 def parser():
     p = argparse.ArgumentParser(
         prog='ssb-references',
@@ -70,7 +99,7 @@ def parser():
         'propose': 'print the reference file that update would write',
         'diff': 'show the old references next to the proposed ones',
         'update': 'write the proposed references (previous file kept in history/)',
-        'drift': 'list variables whose latest runs moved beyond their thresholds',
+        'drift': 'judge the newest run of each key against its history (or its references)',
         'report': 'write LR&FS vs HR&VS tables and PNG plots with trends',
     }
     subs = {}
@@ -79,14 +108,12 @@ def parser():
         _sources(sp)
     for name in ('propose', 'diff', 'update'):
         _proposal_options(subs[name])
-    for name in ('propose', 'diff', 'update', 'drift', 'report'):
+    for name in ('propose', 'diff', 'update', 'report'):
         subs[name].add_argument(
             '--tta-aggregate', choices=variables.TTA_AGGREGATES, default='mlperf',
             help='how the runs of a time-to-accuracy variable are combined: mlperf (drop the '
                  'fastest and the slowest, mean of the rest: MLPerf Training; default) or median')
-    subs['drift'].add_argument('--last', type=int, default=3, metavar='N',
-                               help='judge the median of the newest N runs (default 3; time to '
-                                    'accuracy: see --tta-aggregate)')
+    verdict_options(subs['drift'])
     subs['drift'].add_argument('--all', action='store_true',
                                help='show every variable, not only the drifted ones')
     subs['report'].add_argument('--out', default='ssb-report', metavar='DIR',
@@ -228,19 +255,25 @@ def cmd_drift(args):
     system, runs = load_runs(args)
     runs = [r for r in runs if r.system == system]
     path = reffile.path_for(reffile.reference_dir(args.reference_dir), system)
-    if reffile.load(path) is None:
-        raise UsageError(f'no references for {system!r} ({path}): nothing to drift from')
-    rows = [row for test in TESTS for row in
-            drift.drift(reffile.load(path, test), [r for r in runs if r.test == test], args.last,
-                        args.tta_aggregate)]
-    drifted = [r for r in rows if r.status in drift.DRIFTED]
+    verdicts = []
+    for test in TESTS:
+        mine = [r for r in runs if r.test == test]
+        if mine:
+            verdicts += drift.drift(reffile.load(path, test), mine, index_attrs(mine),
+                                    args.confidence, args.history)
+    if not verdicts:
+        raise UsageError(f'no runs of {system!r} and no references ({path}): nothing to judge')
+    drifted = [v for v in verdicts if v.status in drift.DRIFTED]
     if drifted or args.all:
-        print(drift.render(rows, args.all))
-    missing = sorted({'/'.join(map(str, r.key)) for r in rows if r.status == 'no reference'})
-    if missing:
-        print(f'no reference for: {", ".join(missing)}')
-    print(f'{path}: {len(drifted)} variable(s) drifted over the last {args.last} run(s)'
-          if drifted else f'{path}: no drift over the last {args.last} run(s)')
+        print(drift.render(verdicts, args.all))
+    judged = collections.Counter(v.basis for v in verdicts if v.value is not None)
+    unjudged = sorted({key_text(v.key) for v in verdicts if v.status == 'no reference'})
+    if unjudged:
+        print(f'neither {drift.MIN_HISTORY} earlier runs nor a reference for: '
+              f'{", ".join(unjudged)}')
+    print(f'{path}: {len(drifted)} of {sum(judged.values())} value(s) drifted; '
+          f'{judged["history"]} judged against their history at {stats.percent(args.confidence)} '
+          f'confidence, {judged["references"]} against the references (too little history)')
     return 1 if drifted else 0
 
 

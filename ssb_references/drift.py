@@ -1,40 +1,60 @@
-"""Drift: variables whose latest runs moved beyond their references' thresholds.
+"""Drift: did the newest run of each key move, judged against the history of its workload.
 
-For each referenced variable, the centre of the last N runs (of the entry's
-workload: their median, or MLPerf's mean for time to accuracy, see variables.py)
-is compared with the band: beyond the worse side is ``regressed``,
-beyond the mirrored band on the better side (which ReFrame does not fail) is
-``improved``, a count outside its band is ``changed``. Either way the
-reference no longer describes the machine.
+For each key (partition and index attributes, as the reference files key runs), the newest
+run is judged against the earlier runs of the same key, **workload and payload series**
+(``major.minor``: docs/versions.md), never against runs of another (those are left out, and
+the verdict says how many and why):
+
+- with at least ``MIN_HISTORY`` such runs, a value is flagged only when it lies outside the
+  Student-t prediction interval of that history at the stated confidence (stats.py) **and**
+  differs from the history's mean by more than the variable's practical floor (its
+  reference tolerance floors, payload/contract.py); which side it left by says regressed or
+  improved (changed, for counts);
+- with fewer, it falls back to the reference file, as ReFrame judges (the band of the
+  entry; the mirrored band on the better side for improvements), and says so.
+
+``ssb-references drift`` and ``ssb-acceptance`` both judge with ``judge_runs``.
 """
+import collections
 from dataclasses import dataclass
+from typing import Optional
 
-from . import reffile, variables
+from . import reffile, stats, variables
 from .runs import key_text
 from .text import num, table
 
 DRIFTED = ('regressed', 'improved', 'changed')
+MIN_HISTORY = 3
+DEFAULT_HISTORY = 20           # earlier runs a verdict reads at most, newest first
 
 
 @dataclass
-class Row:
+class Verdict:
     key: tuple
+    test: str
     variable: str
-    reference: list
-    recent: list
-    status: str
-    centre: float = None
+    value: Optional[float]
+    unit: str
+    status: str               # regressed, improved, changed, ok, no runs, no reference
+    basis: str                # 'history', 'references' or 'none'
+    interval: Optional[stats.Interval] = None
+    reference: Optional[list] = None
+    note: str = ''
+    run: object = None
 
-
-def _centre(name, values, tta_aggregate):
-    try:
-        return variables.centre(name, values, tta_aggregate) if values else None
-    except variables.TooFewRuns:
-        return None
+    def against(self):
+        """What the value was judged against, with how sure the verdict is."""
+        if self.basis == 'history':
+            return f'history {self.interval.text()}'
+        if self.basis == 'references':
+            value, lower, upper, _ = reffile.entry_tuple(self.reference)
+            lo, hi = reffile.band(value, lower, upper)
+            return f'reference {num(value)} [{num(lo)}, {num(hi)}]'
+        return '-'
 
 
 def classify(name, m, entry):
-    """The status of the centre ``m`` of the recent runs against a reference entry."""
+    """The status of the value ``m`` against a reference entry."""
     if m is None:
         return 'no runs'
     value, lower, upper, _ = reffile.entry_tuple(entry)
@@ -57,32 +77,93 @@ def classify(name, m, entry):
     return 'improved' if m > mirrored else 'ok'
 
 
-def drift(reffile, runs, last_n=3, tta_aggregate='mlperf'):
-    """Rows for every referenced variable, and 'no reference' rows for keys without one."""
-    groups = {}
-    for r in sorted(runs, key=lambda r: r.time):
-        key = reffile.run_key(r)
-        if reffile.matches_workload(key, r):
-            groups.setdefault(key, []).append(r)
+def practical_change(name, centre):
+    """The smallest change worth a verdict: the variable's tolerance floors."""
+    pol = variables.policy(name)
+    return max(pol.rel_floor * abs(centre), pol.abs_floor)
+
+
+def against_history(name, value, history, confidence):
+    """(status, interval) of ``value`` against at least MIN_HISTORY earlier values."""
+    interval = stats.prediction_interval(history, confidence)
+    if interval.contains(value) or abs(value - interval.centre) <= practical_change(
+            name, interval.centre):
+        return 'ok', interval
+    better = variables.policy(name).better
+    if better == 'exact':
+        return 'changed', interval
+    worse = value > interval.centre if better == 'lower' else value < interval.centre
+    return ('regressed' if worse else 'improved'), interval
+
+
+def history_of(new, runs, attrs, last=DEFAULT_HISTORY):
+    """(the earlier runs of ``new``'s key, workload and payload series, newest ``last`` of
+    them; what was left out and why)."""
+    same_key = [r for r in runs if r is not new and r.test == new.test
+                and r.key(attrs) == new.key(attrs) and r.time < new.time]
+    kept, left_out = [], collections.Counter()
+    for r in same_key:
+        if r.payload_series != new.payload_series:
+            left_out[f'payload {r.payload_series}, not {new.payload_series}'] += 1
+        elif r.workload() != new.workload():
+            left_out['another workload'] += 1
+        else:
+            kept.append(r)
+    kept.sort(key=lambda r: r.time)
+    return kept[-last:], ', '.join(f'{n} of {why}' for why, n in left_out.items())
+
+
+def judge_run(new, runs, attrs, refs=None, confidence=stats.DEFAULT_CONFIDENCE,
+              last=DEFAULT_HISTORY):
+    """A verdict for every performance variable of the run ``new``."""
+    history, left_out = history_of(new, runs, attrs, last)
+    key = new.key(attrs)
+    entries = (refs.entries.get(refs.run_key(new)) if refs is not None
+               and refs.matches_workload(refs.run_key(new), new) else None) or {}
     out = []
-    for key in sorted(set(reffile.entries) | set(groups), key=lambda k: [str(x) for x in k]):
-        recent = groups.get(key, [])[-last_n:]
-        entries = reffile.entries.get(key)
-        if entries is None:
-            for name in sorted({n for r in recent for n in r.perf}):
-                out.append(Row(key, name, None, [r.perf[name][0] for r in recent
-                                                 if name in r.perf], 'no reference'))
+    for name, (value, unit) in sorted(new.perf.items()):
+        pol = variables.policy(name)
+        if pol is None or pol.interval_of:
+            continue                      # nobody decided about it / moves with its variable
+        past = [r.perf[name][0] for r in history if name in r.perf]
+        notes = [f'left out {left_out}'] if left_out else []
+        if len(past) >= MIN_HISTORY:
+            status, interval = against_history(name, value, past, confidence)
+            out.append(Verdict(key, new.test, name, value, unit, status, 'history', interval,
+                               note='; '.join(notes), run=new))
             continue
-        for name, entry in entries.items():
-            values = [r.perf[name][0] for r in recent if name in r.perf]
-            m = _centre(name, values, tta_aggregate)
-            out.append(Row(key, name, entry, values, classify(name, m, entry), m))
+        notes.insert(0, f'{len(past)} earlier run(s) of this workload and payload series, '
+                        f'{MIN_HISTORY} needed for history')
+        if name in entries:
+            out.append(Verdict(key, new.test, name, value, unit,
+                               classify(name, value, entries[name]), 'references',
+                               reference=entries[name], note='; '.join(notes), run=new))
+        else:
+            out.append(Verdict(key, new.test, name, value, unit, 'no reference', 'none',
+                               note='; '.join(notes), run=new))
     return out
 
 
-def render(rows, show_all=False):
-    from .diff import fmt
-    shown = [r for r in rows if show_all or r.status in DRIFTED]
-    return table(['key', 'variable', 'reference [band]', 'last runs', 'centre', 'status'],
-                 [[key_text(r.key), r.variable, fmt(r.reference),
-                   ' '.join(num(v) for v in r.recent), num(r.centre), r.status] for r in shown])
+def drift(refs, runs, attrs, confidence=stats.DEFAULT_CONFIDENCE, last=DEFAULT_HISTORY):
+    """Verdicts on the newest run of every key of these runs (one test), and 'no runs' for
+    the reference entries nobody ran."""
+    newest = {}
+    for r in sorted(runs, key=lambda r: r.time):
+        newest[r.key(attrs)] = r
+    out = []
+    for key in sorted(newest, key=lambda k: [str(x) for x in k]):
+        out += judge_run(newest[key], runs, attrs, refs, confidence, last)
+    if refs is not None:
+        ran = {refs.run_key(r) for r in newest.values()}
+        for key, entries in sorted(refs.entries.items(), key=lambda kv: [str(x) for x in kv[0]]):
+            if key not in ran:
+                out += [Verdict(key, refs.test, name, None, reffile.entry_tuple(e)[3] or '', 'no runs',
+                                'references', reference=e) for name, e in entries.items()]
+    return out
+
+
+def render(verdicts, show_all=False):
+    shown = [v for v in verdicts if show_all or v.status in DRIFTED]
+    return table(['key', 'variable', 'value', 'judged against', 'status', 'note'],
+                 [[key_text(v.key), v.variable, f'{num(v.value)} {v.unit}'.strip(), v.against(),
+                   v.status, v.note] for v in shown])

@@ -28,7 +28,12 @@ class Interval:
 
     def text(self, digits=4):
         return (f'{self.centre:.{digits}g} [{self.low:.{digits}g}, {self.high:.{digits}g}] '
-                f'({self.confidence:.0%}, n={self.n})')
+                f'({percent(self.confidence)}, n={self.n})')
+
+
+def percent(confidence):
+    """'99%', '99.9%': a confidence as people write it."""
+    return f'{confidence * 100:g}%'
 
 
 def _check(confidence):

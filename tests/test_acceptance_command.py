@@ -63,7 +63,9 @@ def test_a_clean_run_writes_a_dated_report(first_run):
     # the data fixture is not a test case of its own
     assert summary['counts'] == PASSED_ONE
     assert summary['system'] == 'generic'
-    assert 'no references apply' in summary['notes'][0]
+    # No earlier session and no references: nothing judged, and it says so.
+    assert summary['notes'][0].startswith('0 value(s) judged against the history')
+    assert 'no history and no references apply' in summary['notes'][1]
     assert (report / 'summary.txt').read_text() == proc.stdout
     assert proc.stdout.startswith('size-shape-bench acceptance on generic: PASSED (exit 0)')
     assert json.loads((report / 'reframe-report.json').read_text())['session_info']['uuid'] \
@@ -148,6 +150,23 @@ def test_baseline_judges_against_a_session_and_the_webhook_hears_it(first_run):
     assert summary['exit_status'] == proc.returncode
     # Each listed change is beyond the variable's floor, on the side it is listed on.
     for item in summary['regressed'] + summary['improved']:
+        assert abs(item['change_pct']) > abs(item['limit_pct'])
+
+
+def test_once_three_sessions_are_stored_each_value_is_judged_against_their_history(first_run):
+    tmp, _ = first_run
+    out = tmp / 'out'
+    while len(reports(out)) < 3:           # the earlier tests of this module stored some
+        assert acceptance('--out', out, *TINY, cwd=REPO, env=generic_env(tmp)).returncode == 0
+    proc = acceptance('--out', out, '--confidence', '0.999', *TINY, cwd=REPO,
+                      env=generic_env(tmp))
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr     # the machine decides
+    summary = json.loads((out / 'latest' / 'summary.json').read_text())
+    judged = re.match(r'(\d+) value\(s\) judged against the history of their workload '
+                      r'\(99.9% prediction interval', summary['notes'][0])
+    assert judged and int(judged.group(1)) >= 10, summary['notes']
+    for item in summary['regressed'] + summary['improved']:
+        assert re.match(r'history .* \(99.9%, n=\d+\)', item['judged_against']), item
         assert abs(item['change_pct']) > abs(item['limit_pct'])
 
 
