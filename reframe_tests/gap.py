@@ -114,7 +114,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
         self.too_noisy = []
         values = {}
         for var in contract.perf_vars('SizeShapeGap'):
-            if var.only == 'gpu' and self.device != site_keys.GPU or var.interval_of:
+            if var.only == 'gpu' and self.device != site_keys.GPU or var.spread_of:
                 continue
             key = contract.BY_NAME[RATIOS[var.name][0]].key
             num, den = ('lrfs', 'hrvs') if var.name in INVERSE else ('hrvs', 'lrfs')
@@ -146,8 +146,8 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
             spread = cv(sample)
             if spread > limit:
                 said.append(f'{name} is too noisy to mean anything: {contract.VARIANT_LABELS[variant]} '
-                            f'{training_var} varies by CV {spread:.2f} over its {len(sample)} '
-                            f'steady epochs, above the limit {limit:.2f} (noise_limit_cv of the '
+                            f'{training_var} varies by CV {spread:.3g} over its {len(sample)} '
+                            f'steady epochs, above the limit {limit:.3g} (noise_limit_cv of the '
                             f'references file); its {stats.percent(interval.confidence)} interval is '
                             f'[{interval.low:.3g}, {interval.high:.3g}]')
         return said

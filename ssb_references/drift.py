@@ -123,7 +123,7 @@ def judge_run(new, runs, attrs, refs=None, confidence=stats.DEFAULT_CONFIDENCE,
     out = []
     for name, (value, unit) in sorted(new.perf.items()):
         pol = variables.policy(name)
-        if pol is None or pol.interval_of:
+        if pol is None or pol.spread_of:
             continue                      # nobody decided about it / moves with its variable
         past = [r.perf[name][0] for r in history if name in r.perf]
         notes = [f'left out {left_out}'] if left_out else []

@@ -196,7 +196,7 @@ def propose(runs, system, *, min_runs=3, last_n=None, spread_factor=variables.SP
         names.sort(key=lambda n: variables.policy(n) is not None and
                    variables.policy(n).follows is not None)
         for name in names:
-            if variables.policy(name) is not None and variables.policy(name).interval_of:
+            if variables.policy(name) is not None and variables.policy(name).spread_of:
                 continue                   # an interval's bound: it moves with its variable
             if variables.policy(name) is None:
                 kp.notes.append(f'{name}: no policy (add it to ssb_references/variables.py): '

@@ -53,8 +53,8 @@ def test_the_floor_table_is_the_contract():
                 assert v.follows, name                    # a rate: its time's tolerance
             else:
                 assert float(row[3].split()[0]) == pytest.approx(v.abs_floor), name
-    # An interval's bounds move with their variable: never referenced, no floors.
-    assert seen == {v.name for v in contract.PERF_VARS if not v.interval_of}
+    # Spreads and interval bounds move with their variable: never referenced, no floors.
+    assert seen == {v.name for v in contract.PERF_VARS if not v.spread_of}
 
 
 def test_ssb_references_policies_and_workloads_are_the_contract():
@@ -70,10 +70,11 @@ def test_the_tests_log_the_contract_variables():
     assert tuple(TrainingTest.param_space['variant']) == contract.VARIANTS
     for v in contract.perf_vars('TrainingTest'):
         assert v.key or v.name == 'parallel_efficiency', v.name
+        assert v.spread_of is None or v.spread_of in contract.BY_NAME, v.name
     from reframe_tests import gap
     for v in contract.perf_vars('SizeShapeGap'):
-        if v.interval_of:                 # the bounds of a per-epoch ratio's interval
-            assert v.interval_of in gap.PER_EPOCH and v.name.startswith(v.interval_of), v.name
+        if v.spread_of:                 # the bounds of a per-epoch ratio's interval
+            assert v.spread_of in gap.PER_EPOCH and v.name.startswith(v.spread_of), v.name
         else:
             assert v.name in gap.RATIOS, v.name
     assert gap.PER_EPOCH <= set(gap.RATIOS)

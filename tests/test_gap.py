@@ -4,6 +4,7 @@ gap reference tighter than the machine's fails it with ReFrame's performance err
 which variant moved."""
 import glob
 import os
+import re
 
 import yaml
 
@@ -43,9 +44,14 @@ def test_gap_runs_after_both_variants_and_holds_its_references(tmp_path):
     assert 'TrainingTest' in data
     assert 'SizeShapeGap/generic:default/smallcnn/single' in data['ssb-references']['entries']
 
-    # An HR&VS that got slower per megapixel than this machine's: the gap test fails.
+    assert data['ssb-references']['noise_limit_cv'] == 0.25         # the default, per system
+    assert 'hrvs_lrfs_time_per_mpx_low' not in entry                 # bounds: no reference
+
+    # An HR&VS that got slower per megapixel than this machine's: the gap test fails. And a
+    # system whose noise limit no real run meets: it says the ratios mean nothing.
     entry['hrvs_lrfs_time_per_mpx'] = [entry['hrvs_lrfs_time_per_mpx'][0] / 10, None, 0.01,
                                        'ratio']
+    data['ssb-references']['noise_limit_cv'] = 1e-6
     (refs / 'generic.yaml').write_text(yaml.safe_dump(data))
     proc = reframe(('generic', 'default', None), tmp_path, refs, '-r', *SELECT)
     assert proc.returncode != 0
@@ -55,5 +61,9 @@ def test_gap_runs_after_both_variants_and_holds_its_references(tmp_path):
     # ... saying which variant moved, with both variants' own figures.
     assert 'HR&VS slowed relative to LR&FS on generic:default' in reason, reason
     assert 'pixel_throughput: LR&FS ' in reason and 'Mpx/s (reference ' in reason, reason
+    assert re.search(r'hrvs_lrfs_time_per_mpx is too noisy to mean anything: LR&FS '
+                     r'pixel_throughput varies by CV 0\.\d+ over its 5 steady epochs, above '
+                     r'the limit 1e-06 \(noise_limit_cv of the references file\); its 95% '
+                     r'interval is \[[\d.]+, [\d.]+\]', reason), reason
     failed = [r for r in gap_records(tmp_path) if r['result'] == 'fail']
     assert len(failed) == 1

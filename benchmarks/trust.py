@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Can a sysadmin trust the numbers? The README's first command and ssb-acceptance, repeated
+(docs/benchmarks.md, "Trust": the targets and dated results).
+
+- front-door: ``reframe -c reframe_tests -r`` as README.md writes it (ReFrame's defaults:
+  asynchronous, no -C), back to back; the gap's time-per-megapixel ratio of each run with
+  its interval, and their spread. With ``--unlocked N``, N more runs with the timing lock off
+  (``-S timing_lock=false``) alternate with the locked ones: the noise the lock removes.
+- acceptance: ``ssb-acceptance`` sessions on the builtin generic system: ``--history``
+  unchanged sessions, then ``--quiet`` more unchanged ones (each value judged against the
+  history: every flag is a false alarm), then ``--pinned`` sessions pinned to one core with
+  ``taskset -c 0`` (a real slowdown: the throughput must be flagged).
+
+    python benchmarks/trust.py front-door --runs 3 --unlocked 3     # about 10 min on 2 cores
+    python benchmarks/trust.py acceptance                            # about 10 min on 2 cores
+    python benchmarks/trust.py acceptance -- -n 'TrainingTest.*single'   # a selection
+"""
+import argparse
+import csv
+import glob
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.dirname(sys.executable)
+GAP = 'hrvs_lrfs_time_per_mpx'
+TARGET_LOW, TARGET_SPREAD = 1.5, 1.25      # issue: each ratio >= 1.5, max/min <= 1.25
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(('RFM_', 'SSB_'))}
+    env.update(extra)
+    return env
+
+
+def perflog(workdir, test):
+    paths = glob.glob(os.path.join(workdir, 'perflogs', 'generic', 'default', f'{test}.log'))
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            rows += list(csv.DictReader(f, delimiter='|'))
+    return rows
+
+
+def front_door_run(locked, extra):
+    """One README first-command run in a fresh directory: (wall seconds, gap record, CVs)."""
+    workdir = tempfile.mkdtemp(prefix='ssb-front-door-')
+    try:
+        cmd = [os.path.join(BIN, 'reframe'), '-c', os.path.join(REPO, 'reframe_tests'), '-r',
+               *([] if locked else ['-S', 'timing_lock=false']), *extra]
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=workdir, env=clean_env(), capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        gaps = perflog(workdir, 'SizeShapeGap')
+        runs = {r['variant']: r for r in perflog(workdir, 'TrainingTest')}
+        if not gaps:
+            raise SystemExit(f'no gap record (exit {proc.returncode}):\n{proc.stdout[-3000:]}')
+        return {'locked': locked, 'wall_s': wall, 'exit': proc.returncode,
+                'result': gaps[-1]['result'],
+                'ratio': float(gaps[-1][f'{GAP}_value']),
+                'low': float(gaps[-1].get(f'{GAP}_low_value') or 'nan'),
+                'high': float(gaps[-1].get(f'{GAP}_high_value') or 'nan'),
+                'cv': {v: float(r.get('pixel_throughput_cv_value') or 'nan')
+                       for v, r in runs.items()}}
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def front_door(args, extra):
+    order = [True] * args.runs
+    for i in range(args.unlocked):                 # alternate: locked, unlocked, ...
+        order.insert(2 * i + 1, False)
+    results = []
+    for locked in order:
+        results.append(front_door_run(locked, extra))
+        r = results[-1]
+        print(f'{"locked  " if locked else "unlocked"} {r["wall_s"]:6.1f} s  {GAP} '
+              f'{r["ratio"]:.3f} [{r["low"]:.3f}, {r["high"]:.3f}]  {r["result"]}',
+              file=sys.stderr, flush=True)
+    lines = ['| run | timing lock | wall s | time per Mpx, HR&VS / LR&FS | 95% interval | '
+             'LR&FS CV | HR&VS CV | gap test |', '|---|---|---|---|---|---|---|---|']
+    for n, r in enumerate(results, 1):
+        lines.append(f'| {n} | {"on" if r["locked"] else "off"} | {r["wall_s"]:.0f} | '
+                     f'{r["ratio"]:.3f} | [{r["low"]:.3f}, {r["high"]:.3f}] | '
+                     f'{r["cv"].get("lrfs", float("nan")):.3f} | '
+                     f'{r["cv"].get("hrvs", float("nan")):.3f} | {r["result"]} |')
+    for locked in (True, False):
+        ratios = [r['ratio'] for r in results if r['locked'] == locked]
+        if not ratios:
+            continue
+        walls = [r['wall_s'] for r in results if r['locked'] == locked]
+        spread = max(ratios) / min(ratios)
+        line = (f'- lock {"on" if locked else "off"}: {len(ratios)} runs, ratio median '
+                f'{statistics.median(ratios):.3f}, min {min(ratios):.3f}, max {max(ratios):.3f}, '
+                f'max/min {spread:.3f}; wall median {statistics.median(walls):.0f} s')
+        if locked:
+            ok = min(ratios) >= TARGET_LOW and spread <= TARGET_SPREAD
+            line += (f' (target: each >= {TARGET_LOW}, max/min <= {TARGET_SPREAD}: '
+                     f'{"met" if ok else "NOT met"})')
+        lines.append(line)
+    return '\n'.join(lines), results
+
+
+def acceptance_session(out, db, pinned, extra, confidence):
+    cmd = [os.path.join(BIN, 'ssb-acceptance'), '--out', out, '--confidence', str(confidence),
+           '--', *extra]
+    if pinned:
+        cmd = ['taskset', '-c', '0'] + cmd
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
+                          env=clean_env(RFM_SQLITE_DB_FILE=db,
+                                        RFM_REFERENCE_PREFIX=os.path.dirname(db)))
+    with open(os.path.join(out, 'latest', 'summary.json')) as f:
+        summary = json.load(f)
+    return proc.returncode, summary
+
+
+def acceptance(args, extra):
+    base = tempfile.mkdtemp(prefix='ssb-acceptance-bench-')
+    os.makedirs(os.path.join(base, 'references'))
+    out, db = os.path.join(base, 'out'), os.path.join(base, 'results.db')
+    plan = (['history'] * args.history + ['unchanged'] * args.quiet +
+            ['one core'] * args.pinned)
+    lines = ['| session | kind | exit | values judged against history | regressed | improved |'
+             ' throughput verdicts |', '|---|---|---|---|---|---|---|']
+    tally = {'unchanged': [0, 0], 'one core': [0, 0]}     # [flagged values, judged values]
+    try:
+        for n, kind in enumerate(plan, 1):
+            status, summary = acceptance_session(out, db, kind == 'one core', extra,
+                                                 args.confidence)
+            judged = int(summary['notes'][0].split()[0]) if summary['notes'] else 0
+            flagged = summary['regressed'] + summary['improved']
+            throughput = [f'{i["variable"]} {i["change_pct"]:+.0f}%' for i in summary['regressed']
+                          if i['variable'] in ('throughput', 'pixel_throughput')]
+            if kind in tally:
+                tally[kind][0] += len(flagged)
+                tally[kind][1] += judged
+                if kind == 'one core':
+                    tally[kind].append(bool(throughput))
+            lines.append(f'| {n} | {kind} | {status} | {judged} | {len(summary["regressed"])} | '
+                         f'{len(summary["improved"])} | {", ".join(throughput) or "-"} |')
+            print(lines[-1], file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    quiet_flags, quiet_judged = tally['unchanged'][:2]
+    lines.append(f'- unchanged sessions: {quiet_flags} of {quiet_judged} judged values flagged '
+                 f'(false alarms; expected at most about {1 - args.confidence:.0%})')
+    caught = tally['one core'][2:]
+    lines.append(f'- one-core sessions: throughput flagged as regressed in {sum(caught)} of '
+                 f'{len(caught)}')
+    return '\n'.join(lines)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    extra = []
+    if '--' in argv:
+        at = argv.index('--')
+        argv, extra = argv[:at], argv[at + 1:]
+    p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    sub = p.add_subparsers(dest='section', required=True)
+    fd = sub.add_parser('front-door', help='the README first command, repeated')
+    fd.add_argument('--runs', type=int, default=3, help='runs with the timing lock (default 3)')
+    fd.add_argument('--unlocked', type=int, default=0,
+                    help='runs without it, alternated with the locked ones (default 0)')
+    acc = sub.add_parser('acceptance', help='ssb-acceptance: history, unchanged, one core')
+    acc.add_argument('--history', type=int, default=5, help='sessions first (default 5)')
+    acc.add_argument('--quiet', type=int, default=2, help='unchanged sessions judged (default 2)')
+    acc.add_argument('--pinned', type=int, default=1,
+                     help='sessions pinned to one core, judged (default 1)')
+    acc.add_argument('--confidence', type=float, default=0.99)
+    args = p.parse_args(argv)
+    print(f'## {args.section}: {time.strftime("%Y-%m-%d")}, {os.cpu_count()} CPUs, '
+          f'extra ReFrame options: {" ".join(extra) or "none"}\n')
+    if args.section == 'front-door':
+        print(front_door(args, extra)[0])
+    else:
+        print(acceptance(args, extra))
+
+
+if __name__ == '__main__':
+    main()
