@@ -117,6 +117,8 @@ def acceptance_session(out, db, pinned, extra, confidence):
                                         RFM_REFERENCE_PREFIX=os.path.dirname(db)))
     with open(os.path.join(out, 'latest', 'summary.json')) as f:
         summary = json.load(f)
+    with open(os.path.join(out, 'latest', 'summary.txt')) as f:
+        summary['text'] = f.read()
     return proc.returncode, summary
 
 
@@ -129,6 +131,7 @@ def acceptance(args, extra):
     lines = ['| session | kind | exit | values judged against history | regressed | improved |'
              ' throughput verdicts |', '|---|---|---|---|---|---|---|']
     tally = {'unchanged': [0, 0], 'one core': [0, 0]}     # [flagged values, judged values]
+    last_text = ''
     try:
         for n, kind in enumerate(plan, 1):
             status, summary = acceptance_session(out, db, kind == 'one core', extra,
@@ -137,6 +140,7 @@ def acceptance(args, extra):
             flagged = summary['regressed'] + summary['improved']
             throughput = [f'{i["variable"]} {i["change_pct"]:+.0f}%' for i in summary['regressed']
                           if i['variable'] in ('throughput', 'pixel_throughput')]
+            last_text = summary['text']
             if kind in tally:
                 tally[kind][0] += len(flagged)
                 tally[kind][1] += judged
@@ -153,6 +157,7 @@ def acceptance(args, extra):
     caught = tally['one core'][2:]
     lines.append(f'- one-core sessions: throughput flagged as regressed in {sum(caught)} of '
                  f'{len(caught)}')
+    lines += ['', 'The last session\'s summary:', '', '```', last_text.rstrip(), '```']
     return '\n'.join(lines)
 
 

@@ -61,7 +61,8 @@ def _private_dir(path, uid, source):
     except FileExistsError:
         pass
     except OSError as err:
-        raise PayloadError(f'cannot make the timing lock directory {path}: {err.strerror}') from None
+        raise PayloadError(f'cannot make the timing lock directory {path}: '
+                           f'{err.strerror}') from None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:

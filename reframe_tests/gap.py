@@ -145,10 +145,11 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
         for variant, sample in samples.items():
             spread = cv(sample)
             if spread > limit:
-                said.append(f'{name} is too noisy to mean anything: {contract.VARIANT_LABELS[variant]} '
-                            f'{training_var} varies by CV {spread:.3g} over its {len(sample)} '
-                            f'steady epochs, above the limit {limit:.3g} (noise_limit_cv of the '
-                            f'references file); its {stats.percent(interval.confidence)} interval is '
+                said.append(f'{name} is too noisy to mean anything: '
+                            f'{contract.VARIANT_LABELS[variant]} {training_var} varies by CV '
+                            f'{spread:.3g} over its {len(sample)} steady epochs, above the '
+                            f'limit {limit:.3g} (noise_limit_cv of the references file); its '
+                            f'{stats.percent(interval.confidence)} interval is '
                             f'[{interval.low:.3g}, {interval.high:.3g}]')
         return said
 

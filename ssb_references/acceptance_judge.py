@@ -79,9 +79,9 @@ def basis_note(verdicts, confidence):
     """How the values were judged: against history (how sure), references, or not at all."""
     counts = {b: sum(v.basis == b for v in verdicts) for b in ('history', 'references', 'none')}
     return (f'{counts["history"]} value(s) judged against the history of their workload '
-            f'({stats.percent(confidence)} prediction interval, at least {drift.MIN_HISTORY} earlier '
-            f'sessions), {counts["references"]} against the references (too little history), '
-            f'{counts["none"]} not judged (neither)')
+            f'({stats.percent(confidence)} prediction interval, at least '
+            f'{drift.MIN_HISTORY} earlier sessions), {counts["references"]} against the '
+            f'references (too little history), {counts["none"]} not judged (neither)')
 
 
 def compare_rows(text):

@@ -157,8 +157,9 @@ def drift(refs, runs, attrs, confidence=stats.DEFAULT_CONFIDENCE, last=DEFAULT_H
         ran = {refs.run_key(r) for r in newest.values()}
         for key, entries in sorted(refs.entries.items(), key=lambda kv: [str(x) for x in kv[0]]):
             if key not in ran:
-                out += [Verdict(key, refs.test, name, None, reffile.entry_tuple(e)[3] or '', 'no runs',
-                                'references', reference=e) for name, e in entries.items()]
+                out += [Verdict(key, refs.test, name, None, reffile.entry_tuple(e)[3] or '',
+                                'no runs', 'references', reference=e)
+                        for name, e in entries.items()]
     return out
 
 

@@ -6,8 +6,10 @@ the next run passes against them; a reference tightened below what the machine
 can do fails with ReFrame's performance failure; a malformed file is named in a
 clear error. LR&FS at one scale only, serial: about 8 s a run on generic, 30 s on Slurm.
 """
+import datetime
 import glob
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -148,11 +150,23 @@ def test_a_reference_tightened_below_the_machine_fails(three_runs, tmp_path):
     assert f'expected {tight}' in reason
     assert perflog_records(system, cwd)[-1]['result'] == 'fail'
 
-    proc = ssb_references('drift', '--perflog-dir', cwd / 'perflogs',
-                          '--reference-dir', tmp_path / 'references', '--last', 1, cwd=cwd)
+    # The machine did not change, the reference did: against the runs before it (at least
+    # three of the same workload), the run is no drift ...
+    proc = ssb_references('drift', '--perflog-dir', cwd / 'perflogs', '--all',
+                          '--reference-dir', tmp_path / 'references', cwd=cwd)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (line,) = [l for l in proc.stdout.splitlines() if ' steady_epoch_time ' in l]
+    assert re.search(r' history [\d.]+ \[[-\d.]+, [\d.]+\] \(99%, n=\d+\) +ok', line), line
+    # ... while with no earlier run selected the references judge it, and say so.
+    last = perflog_records(system, cwd)[-1]
+    since = datetime.datetime.fromtimestamp(float(last['job_completion_time_unix']),
+                                            datetime.timezone.utc).isoformat()
+    proc = ssb_references('drift', '--perflog-dir', cwd / 'perflogs', '--since', since,
+                          '--reference-dir', tmp_path / 'references', cwd=cwd)
     assert proc.returncode == 1
-    (line,) = [l for l in proc.stdout.splitlines() if 'steady_epoch_time' in l]
-    assert line.split()[-1] == 'regressed'
+    (line,) = [l for l in proc.stdout.splitlines() if ' steady_epoch_time ' in l]
+    assert re.search(r' reference [\d.e-]+ \[', line) and ' regressed ' in line, line
+    assert '0 earlier run(s) of this workload and payload series, 3 needed' in line
 
 
 def test_a_malformed_reference_file_is_a_clear_error(three_runs, tmp_path):
