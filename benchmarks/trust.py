@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from ssb_references.acceptance import split_reframe_args
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
 GAP = 'hrvs_lrfs_time_per_mpx'
@@ -162,11 +164,7 @@ def acceptance(args, extra):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    extra = []
-    if '--' in argv:
-        at = argv.index('--')
-        argv, extra = argv[:at], argv[at + 1:]
+    argv, extra = split_reframe_args(argv)
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     sub = p.add_subparsers(dest='section', required=True)
     fd = sub.add_parser('front-door', help='the README first command, repeated')

@@ -257,12 +257,17 @@ def write_report(db, summary, out_dir, refs_dir):
         summary['notes'].append(f'report not drawn: {err}')
 
 
-def main(argv=None):
+def split_reframe_args(argv=None):
+    """(this command's arguments, ReFrame's: those after ``--``)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    extra = []
-    if '--' in argv:
-        at = argv.index('--')
-        argv, extra = argv[:at], argv[at + 1:]
+    if '--' not in argv:
+        return argv, []
+    at = argv.index('--')
+    return argv[:at], argv[at + 1:]
+
+
+def main(argv=None):
+    argv, extra = split_reframe_args(argv)
     args = parser().parse_args(argv)
     try:
         summary = run(args, extra)
