@@ -126,7 +126,9 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
             interval = stats.ratio_interval(samples[num], samples[den], self.confidence)
             self.too_noisy += self.noise_of(var.name, RATIOS[var.name][0], samples, limit,
                                             interval)
-            if interval is not None:
+            if interval is None:          # logged, and the test fails saying why
+                values[var.name] = summaries[num][key] / summaries[den][key]
+            else:
                 values.update({var.name: interval.centre, f'{var.name}_low': interval.low,
                                f'{var.name}_high': interval.high})
         self.perf_variables = {
