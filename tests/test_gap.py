@@ -67,3 +67,20 @@ def test_gap_runs_after_both_variants_and_holds_its_references(tmp_path):
                      r'interval is \[[\d.]+, [\d.]+\]', reason), reason
     failed = [r for r in gap_records(tmp_path) if r['result'] == 'fail']
     assert len(failed) == 1
+
+
+def test_a_ratio_says_when_its_inputs_cannot_carry_it():
+    from reframe_tests.gap import SizeShapeGap
+    from ssb_references import stats
+    quiet = {'lrfs': [32.0, 33.0, 31.5, 32.4], 'hrvs': [16.0, 16.3, 15.9, 16.1]}
+    interval = stats.ratio_interval(quiet['lrfs'], quiet['hrvs'])
+    assert SizeShapeGap.noise_of('r', 'pixel_throughput', quiet, 0.25, interval) == []
+    noisy = {'lrfs': [32.0, 12.0, 31.5, 52.4], 'hrvs': quiet['hrvs']}
+    (said,) = SizeShapeGap.noise_of('r', 'pixel_throughput', noisy, 0.25,
+                                    stats.ratio_interval(noisy['lrfs'], noisy['hrvs']))
+    assert said.startswith('r is too noisy to mean anything: LR&FS pixel_throughput varies by '
+                           'CV 0.516 over its 4 steady epochs, above the limit 0.25')
+    one = {'lrfs': [32.0], 'hrvs': [16.0, 16.3]}
+    (said,) = SizeShapeGap.noise_of('r', 'pixel_throughput', one, 0.25, None)
+    assert said == ('r: no interval without 2 steady epochs per variant (LR&FS 1, HR&VS 2): '
+                    'run 3 epochs or more')
