@@ -4,7 +4,7 @@ import os
 import sys
 
 from payload import PayloadError
-from payload.contract import HRVS_BATCHING, MODELS, PRECISIONS, STEPS, VARIANTS
+from payload.contract import HRVS_BATCHING, MODELS, PRECISIONS, RETRACING, STEPS, VARIANTS
 from sizeshape_datasets.shapes import parse_pixel_budget
 
 
@@ -37,7 +37,7 @@ def parse_args(argv):
     p.add_argument('--hrvs-batching', default='single', choices=HRVS_BATCHING,
                    help='hrvs: single (batch 1), padded (to the batch\'s largest image), '
                         'bucketed (padded to a bounded set of shapes)')
-    p.add_argument('--retracing', default='per-shape', choices=('per-shape', 'reduced'),
+    p.add_argument('--retracing', default=RETRACING[0], choices=RETRACING,
                    help='per-shape: one graph per input shape (TensorFlow default); '
                         'reduced: tf.function(reduce_retracing=True)')
     p.add_argument('--strategy', default='auto', choices=('auto', 'default', 'mirrored', 'multi-worker'),

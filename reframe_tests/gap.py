@@ -18,7 +18,7 @@ from reframe.core.exceptions import PerformanceError
 
 from payload import contract
 
-from . import payload_log, references, scaling, site_keys
+from . import checked, payload_log, references, scaling, site_keys
 from .training import TrainingTest
 
 # Each ratio, HR&VS's figure over LR&FS's: the TrainingTest variable that logs the figure
@@ -50,11 +50,11 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
     # Copied from the HR&VS run, for the perflog and the references' workload check.
     dataset = variable(str, value='')
     subset = variable(str, value='')
-    epochs = variable(int, value=0)
+    epochs = variable(checked.Int, value=0)
     pixel_budget = variable(str, value='')
     training_step = variable(str, value='')
     precision = variable(str, value='')
-    jit_compile = variable(bool, value=False)
+    jit_compile = variable(checked.Bool, value=False)
     tensorflow_version = variable(str, value='unknown')
     payload_version = variable(str, value='unknown')
     suite_version = variable(str, value='unknown')

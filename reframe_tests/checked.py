@@ -1,0 +1,182 @@
+"""Refuse test variables the payload would not take, before a job script is written.
+
+``-S`` values are typed or pasted by people: a typo must not run zero tests and pass, a
+number out of range must not train on something else, and no value may reach the shell
+as anything but one argument (environment.py quotes every argument as well). The choices
+are the payload's own (payload/contract.py); a refused value fails the test at set-up,
+naming what is allowed (docs/hostile-input.md).
+"""
+import math
+import re
+
+import reframe.utility.typecheck as typ
+from reframe.core.exceptions import ReframeError
+from reframe.core.pipeline import RegressionTest
+from reframe.core.settings import site_configuration as builtin_settings
+
+from payload import contract
+from sizeshape_datasets import mame
+from sizeshape_datasets.shapes import parse_pixel_budget
+
+# ReFrame's file perflog separates its fields with this (site_configs/common.py takes
+# the handler as ReFrame defines it): a value holding it would shift every later column.
+_FILELOG = next(h for h in builtin_settings['logging'][0]['handlers_perflog']
+                if h['type'] == 'filelog')
+PERFLOG_SEPARATOR = re.search(r'\)s(.)%\(', _FILELOG['format']).group(1)
+
+CHOICES = {
+    'variant': contract.VARIANTS,
+    'model': contract.MODELS,
+    'precision': contract.PRECISIONS,
+    'training_step': contract.STEPS,
+    'hrvs_batching': contract.HRVS_BATCHING,
+    'retracing': contract.RETRACING,
+    'subset': mame.SUBSETS,
+    'val_subset': mame.SUBSETS,
+}
+# name: (smallest, largest); None: unbounded on that side.
+RANGES = {
+    'epochs': (2, None),
+    'lrfs_batch_size': (1, None),
+    'hrvs_batch_size': (1, None),
+    'image_size': (1, None),
+    'crop_size': (1, None),
+    'input_threads': (0, None),
+    'images_per_class': (1, None),
+    'val_per_class': (0, None),
+}
+# name: (lower bound, excluded?, upper bound); for floats that may also be None.
+OPEN_RANGES = {
+    'memory_limit_gib': (0, True, None),
+    'target_accuracy': (0, True, 1),
+    'scale': (0, True, None),
+    'max_mpx': (0, True, None),
+}
+
+
+class VariableError(ReframeError):
+    """A test variable the payload would not take; fails the test at set-up."""
+
+
+class Invalid(str):
+    """A ``-S`` value that is not of its variable's type, kept until set-up refuses it by
+    name: ReFrame turns a failed conversion at load time into a traceback, and its plain
+    ``bool`` takes any text, 'false' too, as True."""
+
+    def __new__(cls, text, kind):
+        obj = super().__new__(cls, text)
+        obj.kind = kind
+        return obj
+
+    def __getnewargs__(self):          # ReFrame copies variables' values
+        return str(self), self.kind
+
+
+class _Checked(typ.ConvertibleType):
+    def __instancecheck__(cls, inst):
+        return isinstance(inst, Invalid) or (
+            isinstance(inst, cls._type) and (cls._type is bool or not isinstance(inst, bool)))
+
+
+class Int(metaclass=_Checked):
+    """An int test variable that ``-S`` sets from its decimal text."""
+    _type = int
+
+    @classmethod
+    def __rfm_cast_str__(cls, text):
+        try:
+            return int(text)
+        except ValueError:
+            return Invalid(text, 'a whole number')
+
+
+class Float(metaclass=_Checked):
+    _type = float
+
+    @classmethod
+    def __rfm_cast_str__(cls, text):
+        try:
+            return float(text)
+        except ValueError:
+            return Invalid(text, 'a number')
+
+
+class Bool(metaclass=_Checked):
+    """As ReFrame's typ.Bool (true/yes/y/1, false/no/n/0), refused at set-up otherwise."""
+    _type = bool
+
+    @classmethod
+    def __rfm_cast_str__(cls, text):
+        try:
+            return typ.Bool(text)
+        except TypeError:
+            return Invalid(text, 'true or false')
+
+
+def _choice(name, value, choices):
+    if value not in choices:
+        yield f'-S {name}={value!r} is not one of {", ".join(choices)}'
+
+
+def _number(name, value):
+    if name in RANGES:
+        low, high = RANGES[name]
+        if value < low or (high is not None and value > high):
+            yield (f'-S {name}={value} must be at least {low}'
+                   + (f' and at most {high}' if high is not None else ''))
+    elif name in OPEN_RANGES and value is not None:
+        low, open_low, high = OPEN_RANGES[name]
+        if not math.isfinite(value) or value < low or (open_low and value == low) or (
+                high is not None and value > high):
+            yield (f'-S {name}={value} must be a finite number '
+                   f'{"above" if open_low else "at least"} {low}'
+                   + (f' and at most {high}' if high is not None else ''))
+
+
+def _text(name, value):
+    for bad, why in ((PERFLOG_SEPARATOR, 'separates the fields of the perflog'),
+                     ('\n', 'ends a perflog record'), ('\0', 'cannot be in an argument')):
+        if bad in value:
+            yield f'-S {name}={value!r}: {bad!r} {why}; choose a value without it'
+
+
+def problems(test):
+    """What the payload would refuse in the variables of ``test``, one message each."""
+    names = type(test).var_space.keys() - RegressionTest.var_space.keys()
+    for name in sorted(names):
+        value = getattr(test, name)
+        if isinstance(value, Invalid):
+            yield f'-S {name}={str(value)!r} is not {value.kind}'
+            continue
+        if name in CHOICES:
+            yield from _choice(name, value, CHOICES[name])
+        elif name == 'models':
+            for model in value or ['']:
+                yield from _choice(name, model, contract.MODELS)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            yield from _number(name, value)
+        if isinstance(value, str):
+            yield from _text(name, value)
+    if {'crop_size', 'image_size'} <= names and not isinstance(test.crop_size, Invalid) and \
+            not isinstance(test.image_size, Invalid) and test.crop_size > test.image_size:
+        yield f'-S crop_size={test.crop_size} must be at most image_size={test.image_size}'
+    if 'pixel_budget' in names:
+        try:
+            parse_pixel_budget(test.pixel_budget)
+        except ValueError as err:
+            yield f'-S pixel_budget: {err}'
+
+
+def check(test):
+    """At set-up: fail the test, naming every refused variable."""
+    found = list(problems(test))
+    if found:
+        raise VariableError('; '.join(found))
+
+
+def keep_for_refusal(test):
+    """At init: a ``models`` list with an unknown name would skip every test and pass; keep
+    the smoke model's single-scale test alive until set-up, where ``check`` refuses it."""
+    unknown = [m for m in test.models if m not in contract.MODELS] or not test.models
+    if unknown and test.model == contract.SMOKE_MODEL and test.scale == 'single':
+        test.models = list(test.models) + [test.model]
