@@ -19,7 +19,7 @@ def _parent_of(path, overwrite=False):
     return parent
 
 
-def _umask():
+def umask():
     mask = os.umask(0)
     os.umask(mask)
     return mask
@@ -31,7 +31,7 @@ def directory(path):
     tmp = tempfile.mkdtemp(prefix='.partial-', dir=_parent_of(path))
     try:
         yield tmp
-        os.chmod(tmp, 0o777 & ~_umask())        # mkdtemp made it private to its owner
+        os.chmod(tmp, 0o777 & ~umask())        # mkdtemp made it private to its owner
         os.rename(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -46,7 +46,7 @@ def file(path, suffix='', overwrite=False):
     os.close(fd)
     try:
         yield tmp
-        os.chmod(tmp, 0o666 & ~_umask())        # mkstemp made it private to its owner
+        os.chmod(tmp, 0o666 & ~umask())        # mkstemp made it private to its owner
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
