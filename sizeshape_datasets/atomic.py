@@ -12,6 +12,10 @@ import tempfile
 
 
 def _parent_of(path, overwrite=False):
+    if os.path.islink(path):
+        # Replacing it would silently cut the link to the file it points at.
+        raise OSError(f'{path!r} is a symbolic link (to {os.readlink(path)!r}); refusing to '
+                      f'replace it: write to its target, or remove the link')
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f'{path!r} already exists; refusing to overwrite it')
     parent = os.path.dirname(os.path.abspath(path))
