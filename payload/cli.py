@@ -1,5 +1,6 @@
 """Command line of the payload: options, validation, and the one place errors are printed."""
 import argparse
+import math
 import os
 import sys
 
@@ -102,6 +103,15 @@ def parse_args(argv):
 
 
 def validate(args):
+    for name, value in vars(args).items():      # inf and NaN pass every comparison below
+        if isinstance(value, float) and not math.isfinite(value):
+            raise PayloadError(f'--{name.replace("_", "-")} must be a finite number, got {value}')
+    if not args.learning_rate > 0:
+        raise PayloadError(f'--learning-rate must be positive, got {args.learning_rate}')
+    if not 0 <= args.seed < 2**32:
+        raise PayloadError(f'--seed must be between 0 and 2**32 - 1, got {args.seed}')
+    if args.progress_seconds < 0:
+        raise PayloadError('--progress-seconds must be >= 0')
     if args.model not in MODELS:
         raise PayloadError(f'unknown model {args.model!r}; choose from {", ".join(MODELS)}')
     if args.epochs < 2:

@@ -186,7 +186,8 @@ def run(args, extra):
                 shutil.rmtree(os.path.join(out, 'reports', name), ignore_errors=True)
         stamp = _now().strftime('%Y%m%dT%H%M%SZ')
         # A new directory of its own: nothing planted in it to write through.
-        partial = tempfile.mkdtemp(prefix=f'.incomplete-{stamp}-', dir=os.path.join(out, 'reports'))
+        partial = tempfile.mkdtemp(prefix=f'.incomplete-{stamp}-',
+                                   dir=os.path.join(out, 'reports'))
         workdir = own_dir(os.path.join(out, 'reframe'))
         env = dict(os.environ, RFM_ENABLE_RESULTS_STORAGE='1')
         if args.db:
