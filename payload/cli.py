@@ -14,7 +14,7 @@ class _Parser(argparse.ArgumentParser):
         raise PayloadError(message)
 
 
-def parse_args(argv):
+def parser():
     p = _Parser(prog='python -m payload', description=__doc__)
     p.add_argument('--variant', required=True, choices=VARIANTS,
                    help='lrfs: low-resolution fixed shape; hrvs: high-resolution variable shape')
@@ -97,7 +97,11 @@ def parse_args(argv):
                    help='refuse images whose training step would need more; '
                         'default: host memory (cgroup limit) on CPU, no check on GPU')
     p.add_argument('--seed', type=int, default=0)
-    args = p.parse_args(argv)
+    return p
+
+
+def parse_args(argv):
+    args = parser().parse_args(argv)
     validate(args)
     return args
 
