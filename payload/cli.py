@@ -5,7 +5,8 @@ import os
 import sys
 
 from payload import PayloadError
-from payload.contract import HRVS_BATCHING, MODELS, PRECISIONS, RETRACING, STEPS, VARIANTS
+from payload.contract import (HRVS_BATCHING, MODELS, PRECISIONS, RETRACING, STEPS,
+                              VARIANTS)
 from sizeshape_datasets.shapes import parse_pixel_budget
 
 

@@ -96,7 +96,7 @@ class Lock:
     def __enter__(self):
         try:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        except OSError as err:
+        except OSError:
             if os.path.islink(self.path):
                 raise Failure(f'{self.path} is a symbolic link: refusing to follow it '
                               f'(remove it)') from None

@@ -21,7 +21,7 @@ def check_url(url):
     if parts.scheme.lower() not in SCHEMES or not parts.hostname:
         raise ValueError(f'{url!r} is not an http:// or https:// URL with a host')
     try:
-        parts.port                        # a non-numeric port raises here
+        _ = parts.port                    # a non-numeric port raises here
     except ValueError as err:
         raise ValueError(f'{url!r}: {err}') from None
     return url

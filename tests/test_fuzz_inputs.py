@@ -10,10 +10,10 @@ import os
 import shutil
 
 import pytest
+from conftest import make_dataset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_dataset
 from payload import PayloadError
 from payload import cli as payload_cli
 from reframe_tests import checked
@@ -124,7 +124,7 @@ def test_dataset_options_parse_or_are_refused(command, data):
 def test_every_reframe_number_converts_or_is_kept_for_refusal(text):
     for kind in (checked.Int, checked.Float, checked.Bool):
         converted = kind.__rfm_cast_str__(text)
-        assert isinstance(converted, checked.Invalid) or isinstance(converted, kind._type)
+        assert isinstance(converted, (checked.Invalid, kind._type))
         assert isinstance(converted, kind)                 # ReFrame's own type check passes
 
 

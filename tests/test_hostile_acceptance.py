@@ -7,8 +7,8 @@ import sys
 import threading
 
 import pytest
-
 from conftest import REPO
+
 from ssb_references import webhook
 
 SSB_ACCEPTANCE = os.path.join(os.path.dirname(sys.executable), 'ssb-acceptance')

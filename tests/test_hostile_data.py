@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO, make_dataset, payload_error
+
 from sizeshape_datasets import atomic, mame, stage
 
 
@@ -43,8 +43,10 @@ def append_row(image_file):
 def replace_in(name, old, new):
     def how(bad):
         path = os.path.join(bad, name)
-        data = open(path, 'rb').read()
-        open(path, 'wb').write(data.replace(old, new, 1))
+        with open(path, 'rb') as f:
+            data = f.read()
+        with open(path, 'wb') as f:
+            f.write(data.replace(old, new, 1))
     return how
 
 
@@ -167,8 +169,8 @@ def test_what_a_killed_writer_left_is_cleaned_at_the_next_start(tmp_path):
     alive.write_text('in progress')
     other = tmp_path / f'.partial-elsewhere-{dead}-abc'          # another node's
     other.write_text('not ours to judge')
-    with atomic.file(str(tmp_path / 'refs.yaml')) as tmp:
-        open(tmp, 'w').write('new\n')
+    with atomic.file(str(tmp_path / 'refs.yaml')) as tmp, open(tmp, 'w') as f:
+        f.write('new\n')
     made = stage.private_dir(str(tmp_path), 'ssb-stage-')
     assert sorted(os.listdir(tmp_path)) == sorted([alive.name, other.name, 'refs.yaml',
                                                    os.path.basename(made)])
