@@ -7,6 +7,7 @@ are the payload's own (payload/contract.py); a refused value fails the test at s
 naming what is allowed (docs/hostile-input.md).
 """
 import math
+import os
 import re
 
 import reframe.utility.typecheck as typ
@@ -17,6 +18,8 @@ from reframe.core.settings import site_configuration as builtin_settings
 from payload import contract
 from sizeshape_datasets import mame
 from sizeshape_datasets.shapes import parse_pixel_budget
+
+from . import site_keys
 
 # ReFrame's file perflog separates its fields with this (site_configs/common.py takes
 # the handler as ReFrame defines it): a value holding it would shift every later column.
@@ -160,6 +163,14 @@ def problems(test):
     if {'crop_size', 'image_size'} <= names and not isinstance(test.crop_size, Invalid) and \
             not isinstance(test.image_size, Invalid) and test.crop_size > test.image_size:
         yield f'-S crop_size={test.crop_size} must be at most image_size={test.image_size}'
+    if 'subdir' in names and (os.sep in test.subdir or test.subdir in ('', '.', '..')):
+        # The fixture makes its data in <stage dir>/<subdir>, and nowhere else.
+        yield f'-S subdir={test.subdir!r} must be one plain name, not a path'
+    # The site's paths go into the perflog too.
+    extras = test.current_partition.extras if test.current_partition else {}
+    for key in (site_keys.MAME_ROOT, site_keys.LOCAL_SCRATCH, site_keys.CONTAINER_IMAGE):
+        for message in _text(key, str(extras.get(key, ''))):
+            yield message.replace('-S ', "the partition's extras ", 1)
     if 'pixel_budget' in names:
         try:
             parse_pixel_budget(test.pixel_budget)

@@ -65,6 +65,9 @@ REFUSED = [{
     'memory_limit_gib=-1': '-S memory_limit_gib=-1.0 must be a finite number above 0',
     'input_threads=-2': '-S input_threads=-2 must be at least 0',
 }]
+# The data fixture's: it failed, and the training tests that need it did not run.
+REFUSED_DATA = {'seed=x': "-S seed='x' is not a whole number",
+                'subdir=../../elsewhere': "-S subdir='../../elsewhere' must be one plain name"}
 
 
 @pytest.mark.parametrize('refused', REFUSED)
@@ -78,10 +81,12 @@ def test_bad_settings_are_refused_naming_what_is_allowed(tmp_path, refused):
                                         / 'rfm_job.sh'))
 
 
-def test_bad_setting_of_the_data_fixture_is_refused(tmp_path):
-    proc = dry_run(tmp_path, 'seed=x')
+def test_bad_settings_of_the_data_fixture_are_refused(tmp_path):
+    proc = dry_run(tmp_path, *REFUSED_DATA)
     assert proc.returncode != 0
-    assert "variable error: -S seed='x' is not a whole number" in reasons(proc)
+    (reason,) = reasons(proc)
+    for message in REFUSED_DATA.values():
+        assert message in reason, reason
 
 
 @pytest.mark.parametrize('text, on', [('no', False), ('True', True)])
@@ -117,3 +122,23 @@ def test_container_mount_that_the_shell_would_expand_is_refused(tmp_path):
     assert proc.returncode != 0
     assert reasons(proc) == [("variable error: '/tmp/$(touch pwned)' cannot be mounted in a "
                              "container: '$' would be expanded by the shell")]
+
+
+SITE_WITH_A_BAR = '''
+site_configuration = {
+    'systems': [{'name': 'probe', 'hostnames': ['.*'], 'partitions': [{
+        'name': 'cpu', 'scheduler': 'local', 'launcher': 'local', 'environs': ['builtin'],
+        'extras': {'mame_root': '/data|mame'}}]}],
+    'environments': [{'name': 'builtin'}],
+}
+'''
+
+
+def test_a_site_path_with_the_perflog_separator_is_refused(tmp_path):
+    config = tmp_path / 'site.py'
+    config.write_text(SITE_WITH_A_BAR)
+    proc = run_reframe('--dry-run', '-n', 'TrainingTest.*lrfs.*single', cwd=tmp_path,
+                       config=config, env={'RFM_COLORIZE': 'n'})
+    assert proc.returncode != 0
+    assert reasons(proc) == ["variable error: the partition's extras mame_root='/data|mame': "
+                             "'|' separates the fields of the perflog; choose a value without it"]
