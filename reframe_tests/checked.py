@@ -27,9 +27,8 @@ _FILELOG = next(h for h in builtin_settings['logging'][0]['handlers_perflog']
                 if h['type'] == 'filelog')
 PERFLOG_SEPARATOR = re.search(r'\)s(.)%\(', _FILELOG['format']).group(1)
 
+# Test variables (parameters are fixed by the classes) and their choices.
 CHOICES = {
-    'variant': contract.VARIANTS,
-    'model': contract.MODELS,
     'precision': contract.PRECISIONS,
     'training_step': contract.STEPS,
     'hrvs_batching': contract.HRVS_BATCHING,
@@ -37,24 +36,12 @@ CHOICES = {
     'subset': mame.SUBSETS,
     'val_subset': mame.SUBSETS,
 }
-# name: (smallest, largest); None: unbounded on that side.
-RANGES = {
-    'epochs': (2, None),
-    'lrfs_batch_size': (1, None),
-    'hrvs_batch_size': (1, None),
-    'image_size': (1, None),
-    'crop_size': (1, None),
-    'input_threads': (0, None),
-    'images_per_class': (1, None),
-    'val_per_class': (0, None),
-}
-# name: (lower bound, excluded?, upper bound); for floats that may also be None.
-OPEN_RANGES = {
-    'memory_limit_gib': (0, True, None),
-    'target_accuracy': (0, True, 1),
-    'scale': (0, True, None),
-    'max_mpx': (0, True, None),
-}
+# Whole numbers: the smallest each may be.
+MINIMUM = {'epochs': 2, 'lrfs_batch_size': 1, 'hrvs_batch_size': 1, 'image_size': 1,
+           'crop_size': 1, 'input_threads': 0, 'images_per_class': 1, 'val_per_class': 0}
+# Numbers that may also be None: finite, above the first bound and at most the second.
+ABOVE = {'memory_limit_gib': (0, None), 'target_accuracy': (0, 1), 'scale': (0, None),
+         'max_mpx': (0, None)}
 
 
 class VariableError(ReframeError):
@@ -122,17 +109,12 @@ def _choice(name, value, choices):
 
 
 def _number(name, value):
-    if name in RANGES:
-        low, high = RANGES[name]
-        if value < low or (high is not None and value > high):
-            yield (f'-S {name}={value} must be at least {low}'
-                   + (f' and at most {high}' if high is not None else ''))
-    elif name in OPEN_RANGES and value is not None:
-        low, open_low, high = OPEN_RANGES[name]
-        if not math.isfinite(value) or value < low or (open_low and value == low) or (
-                high is not None and value > high):
-            yield (f'-S {name}={value} must be a finite number '
-                   f'{"above" if open_low else "at least"} {low}'
+    if name in MINIMUM and value < MINIMUM[name]:
+        yield f'-S {name}={value} must be at least {MINIMUM[name]}'
+    if name in ABOVE:
+        low, high = ABOVE[name]
+        if not (math.isfinite(value) and value > low and (high is None or value <= high)):
+            yield (f'-S {name}={value} must be a finite number above {low}'
                    + (f' and at most {high}' if high is not None else ''))
 
 

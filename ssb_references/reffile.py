@@ -22,7 +22,6 @@ Thresholds are ReFrame's: fractions of the value, ``lower`` in [-1, 0] and
 ``upper`` >= 0 for a positive value (absolute amounts for a value of 0), ``null``
 for unbounded. ``update`` copies the previous file to ``history/`` first.
 """
-import collections.abc
 import datetime
 import math
 import numbers
@@ -34,7 +33,7 @@ import yaml
 
 from sizeshape_datasets import atomic
 
-from . import TEST_NAME, __version__, variables
+from . import TEST_NAME, __version__, strict_yaml, variables
 from .runs import TESTS, meta_key, normalize
 
 META_KEY = 'ssb-references'
@@ -145,34 +144,14 @@ def check_tuple(where, val):
     return None
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice in one mapping: PyYAML keeps the last one,
-    so a pasted entry would silently replace the reference above it."""
-
-    def construct_mapping(self, node, deep=False):
-        seen = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            if isinstance(key, collections.abc.Hashable) and key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f'duplicate key {key!r} (first on line {seen[key]})',
-                    key_node.start_mark)
-            seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep)
-
-
 def parse(text, path, test=TEST_NAME):
     """A RefFile from YAML text; RefFileError naming ``path`` and the entry otherwise."""
     def bad(msg):
         return RefFileError(f'malformed reference file {path!r}: {msg}')
 
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.MarkedYAMLError as err:       # one line: where, and what is wrong
-        mark = err.problem_mark
-        raise bad(f'not valid YAML: line {mark.line + 1}, column {mark.column + 1}: '
-                  f'{err.problem}' + (f' ({err.context})' if err.context else '')) from None
-    except yaml.YAMLError as err:
+        data = strict_yaml.load(text)
+    except ValueError as err:
         raise bad(f'not valid YAML: {err}') from None
     if data is None:
         raise bad('the file is empty')
