@@ -51,7 +51,7 @@ def _proposal_options(p):
     g.add_argument('--spread-factor', type=options.non_negative, default=variables.SPREAD_FACTOR, metavar='K',
                    help='tolerance >= K x the largest relative distance from the median '
                    '(default %g)' % variables.SPREAD_FACTOR)
-    g.add_argument('--min-tolerance', type=options.fraction, default=0.0, metavar='FRACTION',
+    g.add_argument('--min-tolerance', type=options.non_negative, default=0.0, metavar='FRACTION',
                    help='raise the floor of every tolerance but those of counts to FRACTION '
                    '(shared or noisy machines; default 0: the floors of docs/references.md)')
     g.add_argument('--allow-mixed-versions', action='store_true',

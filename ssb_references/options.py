@@ -36,14 +36,6 @@ def non_negative(text):
     return value
 
 
-def fraction(text):
-    """A fraction from 0 up to, not including, 1."""
-    value = _finite(text)
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f'{text!r} must be at least 0 and below 1')
-    return value
-
-
 def past_time(text):
     """Unix seconds of an ISO date/time (UTC) that is not in the future."""
     when = any_time(text)
