@@ -13,6 +13,7 @@ import datetime
 import fcntl
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -47,8 +48,9 @@ def parser():
     p.add_argument('--out', default='ssb-acceptance', metavar='DIR',
                    help='reports go to DIR/reports/<UTC time>/, DIR/latest points at the newest; '
                         'ReFrame works in DIR/reframe (default ./ssb-acceptance)')
-    p.add_argument('--mode', help='ReFrame --mode (default: acceptance with -C; none on the '
-                                  'builtin generic system, which has no modes)')
+    p.add_argument('--mode', type=_mode_name,
+                   help='ReFrame --mode (default: acceptance with -C; none on the '
+                        'builtin generic system, which has no modes)')
     p.add_argument('--baseline', metavar='SESSION',
                    help='judge against this stored session (UUID, e.g. the last before an '
                         'upgrade) instead of the references, which are then not enforced')
@@ -68,6 +70,22 @@ def _webhook_url(text):
         return webhook.check_url(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _mode_name(text):
+    # ReFrame reads '/' in a mode name as a configuration path, and fails with a traceback.
+    if not re.fullmatch(r'[\w.-]+', text):
+        raise argparse.ArgumentTypeError(f'{text!r} is not a mode name')
+    return text
+
+
+def without_traceback(text):
+    """ReFrame's output with a Python traceback cut down to its last line, the error."""
+    head, sep, trace = text.partition('Traceback (most recent call last):')
+    if not sep:
+        return text
+    last = [line for line in trace.splitlines() if line.strip()][-1:]
+    return head + ''.join(last)
 
 
 def own_dir(path, follow=False):
@@ -214,7 +232,8 @@ def run(args, extra):
             with open(os.path.join(partial, 'reframe.log')) as f:
                 tail = f.read()[-3000:]
             shutil.rmtree(partial, ignore_errors=True)
-            raise Failure(f'ReFrame ran no test (exit status {proc.returncode}):\n{tail}')
+            raise Failure(f'ReFrame ran no test (exit status {proc.returncode}):\n'
+                          f'{without_traceback(tail)}')
         with open(report_file) as f:
             session = json.load(f)
         if args.dry_run:

@@ -152,3 +152,18 @@ def test_a_webhook_that_hears_returns_none_and_a_failure_is_one_line(server):
     closed.server_close()
     why = webhook.post(f'http://127.0.0.1:{port}/', {})
     assert '\n' not in why and 'refused' in why
+
+
+def test_a_mode_that_is_not_a_name_is_refused_before_the_run(tmp_path):
+    proc = acceptance('--out', tmp_path / 'out', '--dry-run', '--mode', 'http://')
+    assert proc.returncode == 2 and 'Traceback' not in proc.stderr
+    assert "argument --mode: 'http://' is not a mode name" in proc.stderr
+    assert not (tmp_path / 'out').exists()
+
+
+def test_a_reframe_traceback_is_cut_to_its_error(tmp_path):
+    # Past ssb-acceptance's own checks (after --), ReFrame fails with a traceback of its own.
+    proc = acceptance('--out', tmp_path / 'out', '--dry-run', '--', '--mode', 'http://')
+    assert proc.returncode == 2 and 'Traceback' not in proc.stderr, proc.stderr
+    assert 'ReFrame ran no test (exit status 1):' in proc.stderr
+    assert proc.stderr.strip().endswith('IndexError: string index out of range')
