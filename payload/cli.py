@@ -1,10 +1,12 @@
 """Command line of the payload: options, validation, and the one place errors are printed."""
 import argparse
+import math
 import os
 import sys
 
 from payload import PayloadError
-from payload.contract import HRVS_BATCHING, MODELS, PRECISIONS, STEPS, VARIANTS
+from payload.contract import (HRVS_BATCHING, MODELS, PRECISIONS, RETRACING, STEPS,
+                              VARIANTS)
 from sizeshape_datasets.shapes import parse_pixel_budget
 
 
@@ -13,7 +15,7 @@ class _Parser(argparse.ArgumentParser):
         raise PayloadError(message)
 
 
-def parse_args(argv):
+def parser():
     p = _Parser(prog='python -m payload', description=__doc__)
     p.add_argument('--variant', required=True, choices=VARIANTS,
                    help='lrfs: low-resolution fixed shape; hrvs: high-resolution variable shape')
@@ -37,7 +39,7 @@ def parse_args(argv):
     p.add_argument('--hrvs-batching', default='single', choices=HRVS_BATCHING,
                    help='hrvs: single (batch 1), padded (to the batch\'s largest image), '
                         'bucketed (padded to a bounded set of shapes)')
-    p.add_argument('--retracing', default='per-shape', choices=('per-shape', 'reduced'),
+    p.add_argument('--retracing', default=RETRACING[0], choices=RETRACING,
                    help='per-shape: one graph per input shape (TensorFlow default); '
                         'reduced: tf.function(reduce_retracing=True)')
     p.add_argument('--strategy', default='auto', choices=('auto', 'default', 'mirrored', 'multi-worker'),
@@ -100,12 +102,25 @@ def parse_args(argv):
                    help='refuse images whose training step would need more; '
                         'default: host memory (cgroup limit) on CPU, no check on GPU')
     p.add_argument('--seed', type=int, default=0)
-    args = p.parse_args(argv)
+    return p
+
+
+def parse_args(argv):
+    args = parser().parse_args(argv)
     validate(args)
     return args
 
 
 def validate(args):
+    for name, value in vars(args).items():      # inf and NaN pass every comparison below
+        if isinstance(value, float) and not math.isfinite(value):
+            raise PayloadError(f'--{name.replace("_", "-")} must be a finite number, got {value}')
+    if not args.learning_rate > 0:
+        raise PayloadError(f'--learning-rate must be positive, got {args.learning_rate}')
+    if not 0 <= args.seed < 2**32:
+        raise PayloadError(f'--seed must be between 0 and 2**32 - 1, got {args.seed}')
+    if args.progress_seconds < 0:
+        raise PayloadError('--progress-seconds must be >= 0')
     if args.model not in MODELS:
         raise PayloadError(f'unknown model {args.model!r}; choose from {", ".join(MODELS)}')
     if args.epochs < 2:

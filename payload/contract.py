@@ -20,6 +20,8 @@ VARIANT_LABELS = {'lrfs': 'LR&FS', 'hrvs': 'HR&VS'}
 HRVS_BATCHING = ('single', 'padded', 'bucketed')
 # split: gradients traced per input shape, the optimizer update once; fused: one graph.
 STEPS = ('split', 'fused')
+# per-shape: one graph per input shape; reduced: tf.function(reduce_retracing=True).
+RETRACING = ('per-shape', 'reduced')
 PRECISIONS = ('float32', 'mixed_float16', 'mixed_bfloat16')
 
 MIB = 1 / 2**20

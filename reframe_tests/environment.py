@@ -6,7 +6,9 @@ import os
 import shlex
 import sys
 
-from . import site_keys
+from . import checked, site_keys
+
+DOUBLE_QUOTE_SPECIAL = '$`"\\\n'
 
 
 def python_for(test):
@@ -38,14 +40,22 @@ def run_python(test, args, mounts=()):
     staging) at its own path. Returns the image's digest for the perflog, or ''.
     """
     image = container_image(test)
+    # ReFrame pastes these into the job script: each is quoted to stay one argument.
     if not image:
-        test.executable = python_for(test)
-        test.executable_opts = list(args)
+        test.executable = shlex.quote(python_for(test))
+        test.executable_opts = [shlex.quote(str(a)) for a in args]
         return ''
+    mounts = [path for path in dict.fromkeys(mounts) if path]
+    for path in mounts:
+        # ReFrame writes mount points inside double quotes, where these still expand.
+        bad = sorted(set(path) & set(DOUBLE_QUOTE_SPECIAL))
+        if bad:
+            raise checked.VariableError(f'{path!r} cannot be mounted in a container: '
+                                        f'{" ".join(map(repr, bad))} would be expanded by the shell')
     platform = test.container_platform
-    platform.image = image
-    platform.command = ' '.join(['python3', *args])
-    platform.mount_points = [(path, path) for path in dict.fromkeys(mounts) if path]
+    platform.image = shlex.quote(image)
+    platform.command = shlex.join(['python3', *map(str, args)])
+    platform.mount_points = [(path, path) for path in mounts]
     return image_digest(image)
 
 

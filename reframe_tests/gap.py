@@ -21,7 +21,7 @@ from payload import contract
 from payload.summarise import cv
 from ssb_references import stats
 
-from . import payload_log, references, scaling, site_keys
+from . import checked, payload_log, references, scaling, site_keys
 from .training import TrainingTest
 
 # Each ratio, HR&VS's figure over LR&FS's: the TrainingTest variable that logs the figure
@@ -55,16 +55,16 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
     # Copied from the HR&VS run, for the perflog and the references' workload check.
     dataset = variable(str, value='')
     subset = variable(str, value='')
-    epochs = variable(int, value=0)
+    epochs = variable(checked.Int, value=0)
     pixel_budget = variable(str, value='')
     training_step = variable(str, value='')
     precision = variable(str, value='')
-    jit_compile = variable(bool, value=False)
+    jit_compile = variable(checked.Bool, value=False)
     tensorflow_version = variable(str, value='unknown')
     payload_version = variable(str, value='unknown')
     suite_version = variable(str, value='unknown')
     # Of the intervals of the per-epoch ratios (docs/metrics.md, "What the gap means").
-    confidence = variable(float, value=stats.GAP_CONFIDENCE)
+    confidence = variable(checked.Float, value=stats.GAP_CONFIDENCE)
     valid_prog_environs = [f'+{site_keys.TENSORFLOW}', 'builtin']
     local = True                 # reads the two runs' outputs; runs nothing itself
     executable = 'true'
@@ -86,6 +86,11 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
         self.training = {v: TrainingTest.variant_name(n[0]) for v, n in nums.items()}
         for name in self.training.values():
             self.depends_on(name, udeps.by_env)
+
+    @run_after('setup')
+    def check_variables(self):
+        # The others are copied from the compared runs, which check their own.
+        checked.check(self, only=['confidence'])
 
     def stdout_of(self, variant):
         run = self.getdep(self.training[variant])

@@ -3,11 +3,11 @@ import os
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import run_before, sanity_function, variable
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
 from sizeshape_datasets import synthetic
 
-from . import payload_log, site_keys
+from . import checked, payload_log, site_keys
 from .environment import run_python
 
 
@@ -19,17 +19,21 @@ class SyntheticMAMe(rfm.RunOnlyRegressionTest):
     # 232 training images: LR&FS epochs of 14 steps, long enough that timer and scheduler
     # noise stay well under the gap's noise limit; a validation subset that can tell
     # TimeToAccuracy's 50% from chance. One dataset for every test of the session.
-    images_per_class = variable(int, value=8)
-    val_per_class = variable(int, value=2)
+    images_per_class = variable(checked.Int, value=8)
+    val_per_class = variable(checked.Int, value=2)
     # Linear scale of MAMe's shapes (1: real size, median 8 Mpx); the default keeps the
     # run small while most images are above the 65k HR&VS budget, as in MAMe.
-    scale = variable(float, value=0.1)
-    max_mpx = variable(float, type(None), value=None)   # cap on megapixels per image
-    seed = variable(int, value=0)
+    scale = variable(checked.Float, value=0.1)
+    max_mpx = variable(checked.Float, type(None), value=None)   # cap on megapixels per image
+    seed = variable(checked.Int, value=0)
     subdir = variable(str, value='mame')
     time_limit = '30m'
 
     container_image = variable(str, value='')       # as TrainingTest's
+
+    @run_after('setup')
+    def check_variables(self):
+        checked.check(self)
 
     @run_before('run')
     def set_command(self):

@@ -19,7 +19,7 @@ from reframe.core.builtins import parameter, run_after, run_before, variable
 
 from payload import contract
 
-from . import payload_log, site_keys
+from . import checked, payload_log, site_keys
 from .training import TrainingTest
 
 # Reached by smallcnn on the default synthetic data in 5 to 7 epochs (LR&FS and HR&VS).
@@ -32,7 +32,7 @@ class TimeToAccuracy(TrainingTest):
 
     scale = parameter(['single'])
     # Validation accuracy to reach; default: SYNTHETIC_TARGET on synthetic data.
-    target_accuracy = variable(float, type(None), value=None)
+    target_accuracy = variable(checked.Float, type(None), value=None)
     epochs = 15                     # at most; the run stops at the target
     val_subset = variable(str, value='val')
     # Per epoch, for the report's curve: comma-separated, oldest first.

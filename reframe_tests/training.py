@@ -7,7 +7,6 @@ Scales above ``single`` train data-parallel (see scaling.py) and report their
 parallel efficiency against the ``single`` run of the same variant, on which they depend.
 """
 import os
-import shlex
 import subprocess
 
 import reframe as rfm
@@ -19,7 +18,7 @@ from reframe.core.builtins import (fixture, parameter, run_after, run_before,
 
 from payload import contract, provenance
 
-from . import payload_log, references, scaling, site_keys
+from . import checked, payload_log, references, scaling, site_keys
 from .environment import run_python
 from .mame_data import SyntheticMAMe
 
@@ -48,15 +47,15 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
 
     models = variable(typ.List[str], value=[contract.SMOKE_MODEL])
     # 5 steady epochs: enough for each steady figure's spread and the gap's intervals.
-    epochs = variable(int, value=6)
-    lrfs_batch_size = variable(int, value=16)
-    hrvs_batch_size = variable(int, value=1)
-    image_size = variable(int, value=256)
-    crop_size = variable(int, value=224)
+    epochs = variable(checked.Int, value=6)
+    lrfs_batch_size = variable(checked.Int, value=16)
+    hrvs_batch_size = variable(checked.Int, value=1)
+    image_size = variable(checked.Int, value=256)
+    crop_size = variable(checked.Int, value=224)
     pixel_budget = variable(str, value='65k')
-    upscale = variable(bool, value=True)           # false: images within the budget stay native
+    upscale = variable(checked.Bool, value=True)  # false: images within the budget stay native
     # Decode and resize once, before training (timed on its own): training then reads pixels.
-    prepare = variable(bool, value=False)
+    prepare = variable(checked.Bool, value=False)
     # Copy the images to node-local storage before training (timed on its own);
     # default: the partition's extras['local_scratch'], else no staging.
     stage_dir = variable(str, value='')
@@ -65,26 +64,26 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     retracing = variable(str, value='per-shape')
     # split: gradients traced per input shape, the optimizer update once; fused: one graph.
     training_step = variable(str, value='split')
-    input_threads = variable(int, value=0)          # tf.data private pool; 0: tf.data's default
+    input_threads = variable(checked.Int, value=0)  # tf.data private pool; 0: tf.data's default
     precision = variable(str, value='float32')     # float32, mixed_float16, mixed_bfloat16
-    jit_compile = variable(bool, value=False)      # XLA-compile the training step
+    jit_compile = variable(checked.Bool, value=False)  # XLA-compile the training step
     # Real MAMe root; default: the partition's extras['mame_root'], else synthetic data.
     data_dir = variable(str, value='')
     subset = variable(str, value='train')
     # Refuse images whose training step would need more (GiB); default: the
     # partition's extras['gpu_memory_gib'] on GPUs, host memory on CPUs.
-    memory_limit_gib = variable(float, type(None), value=None)
+    memory_limit_gib = variable(checked.Float, type(None), value=None)
     # Scales above 'single' wait for the single run of their variant and report
     # their throughput against it; false: run them alone, without that number.
-    parallel_efficiency = variable(bool, value=True)
+    parallel_efficiency = variable(checked.Bool, value=True)
     # One timed payload run per host at a time (payload/hostlock.py): false trades the
     # figures' fidelity for a shorter session where tests share a host.
-    timing_lock = variable(bool, value=True)
+    timing_lock = variable(checked.Bool, value=True)
 
     # Filled in by the test itself, for the perflog. The dataset is its path, or
     # the recipe of the synthetic data (whose stage directory ReFrame cleans up).
-    batch_size = variable(int, value=0)          # per device
-    hardware_ratio = variable(int, value=1)      # devices (GPU) or nodes (CPU) vs 'single'
+    batch_size = variable(checked.Int, value=0)  # per device
+    hardware_ratio = variable(checked.Int, value=1)  # devices (GPU) or nodes (CPU) vs 'single'
     dataset = variable(str, value='')
     tensorflow_version = variable(str, value='unknown')
     # Which code and data a result comes from (docs/versions.md).
@@ -110,6 +109,10 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     time_limit = '1h'
 
     @run_after('init')
+    def keep_for_refusal(self):
+        checked.keep_for_refusal(self)
+
+    @run_after('init')
     def select(self):
         self.valid_systems = [('+' if self.device == site_keys.GPU else '-') + site_keys.GPU]
         self.tags = {self.variant, self.model, self.device}
@@ -126,6 +129,11 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         same = {name: getattr(self, name) for name in cls.param_space.params if name != 'scale'}
         (num,) = cls.get_variant_nums(scale='single', **same)
         return cls.variant_name(num)
+
+    @run_after('setup')
+    def check_variables(self):
+        # At set-up, not at init: a failure there only skips the test and the run passes.
+        checked.check(self)
 
     @run_after('setup')
     def set_layout(self):
@@ -154,7 +162,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             self.dataset = self.mame_data.description
         stage_dir = self.stage_dir or partition.extras.get(site_keys.LOCAL_SCRATCH)
         opts = ['-m', 'payload', '--variant', self.variant, '--model', self.model,
-                '--data-dir', shlex.quote(data_dir), '--subset', self.subset,
+                '--data-dir', data_dir, '--subset', self.subset,
                 '--epochs', str(self.epochs), '--batch-size', str(self.batch_size),
                 '--retracing', self.retracing, '--precision', self.precision,
                 '--step', self.training_step, '--input-threads', str(self.input_threads),
@@ -164,7 +172,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         if self.prepare:
             opts += ['--prepare']
         if stage_dir:
-            opts += ['--stage-dir', shlex.quote(stage_dir)]
+            opts += ['--stage-dir', stage_dir]
         # Peak FLOP/s for peak_fraction: per device (a GPU, or a CPU node) from the
         # site config, times the devices of this scale; else the payload measures a matmul.
         peak = partition.extras.get(site_keys.PEAK_GFLOPS_PER_DEVICE)
@@ -182,6 +190,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         if memory_limit is not None:
             opts += ['--memory-limit-gib', str(memory_limit)]
         opts += self.more_options()
+        # run_python quotes each: a value reaches the payload as one argument, never as shell.
         self.container_image_digest = run_python(self, opts, [data_dir, stage_dir])
 
     def more_options(self):

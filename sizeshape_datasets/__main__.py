@@ -55,7 +55,7 @@ def describe(args):
     }))
 
 
-def main(argv=None):
+def parser():
     parser = argparse.ArgumentParser(prog='python -m sizeshape_datasets')
     sub = parser.add_subparsers(dest='command', required=True)
     p = sub.add_parser('make', help='write a synthetic MAMe-like dataset')
@@ -91,7 +91,11 @@ def main(argv=None):
     p.add_argument('root')
     p.add_argument('--subset', default='train', choices=mame.SUBSETS)
     p.set_defaults(func=describe)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
     try:
         args.func(args)
     except (mame.DatasetError, ValueError, OSError) as err:

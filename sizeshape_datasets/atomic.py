@@ -8,10 +8,17 @@ suite: datasets, packed and prepared files, reference files.
 import contextlib
 import os
 import shutil
+import socket
 import tempfile
+
+PARTIAL = '.partial-'
 
 
 def _parent_of(path, overwrite=False):
+    if os.path.islink(path):
+        # Replacing it would silently cut the link to the file it points at.
+        raise OSError(f'{path!r} is a symbolic link (to {os.readlink(path)!r}); refusing to '
+                      f'replace it: write to its target, or remove the link')
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f'{path!r} already exists; refusing to overwrite it')
     parent = os.path.dirname(os.path.abspath(path))
@@ -19,19 +26,59 @@ def _parent_of(path, overwrite=False):
     return parent
 
 
-def _umask():
+def umask():
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:            # another user's: alive
+        pass
+    return True
+
+
+def _tag(prefix):
+    """A name prefix that says which process made it: ``<prefix><host>-<pid>-``."""
+    return f'{prefix}{socket.gethostname()}-{os.getpid()}-'
+
+
+def clean_stale(parent, prefix):
+    """Remove what killed processes of this host left under ``parent`` with ``prefix``
+    (made by ``_tag``): a killed writer cannot clean up after itself."""
+    mine = f'{prefix}{socket.gethostname()}-'
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(mine):].split('-', 1)[0]
+        if name.startswith(mine) and pid.isdigit() and not _alive(int(pid)):
+            path = os.path.join(parent, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+
+
+def private_dir(parent, prefix):
+    """A new directory of this process's own under ``parent``, after clean_stale."""
+    clean_stale(parent, prefix)
+    return tempfile.mkdtemp(prefix=_tag(prefix), dir=parent)
+
+
 @contextlib.contextmanager
 def directory(path):
     """Yield a temporary sibling directory of ``path``; renamed to ``path`` on success."""
-    tmp = tempfile.mkdtemp(prefix='.partial-', dir=_parent_of(path))
+    tmp = private_dir(_parent_of(path), PARTIAL)
     try:
         yield tmp
-        os.chmod(tmp, 0o777 & ~_umask())        # mkdtemp made it private to its owner
+        os.chmod(tmp, 0o777 & ~umask())        # mkdtemp made it private to its owner
         os.rename(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -41,12 +88,13 @@ def directory(path):
 @contextlib.contextmanager
 def file(path, suffix='', overwrite=False):
     """Yield a temporary sibling file name of ``path``; renamed to ``path`` on success."""
-    fd, tmp = tempfile.mkstemp(prefix='.partial-', suffix=suffix,
-                               dir=_parent_of(path, overwrite))
+    parent = _parent_of(path, overwrite)
+    clean_stale(parent, PARTIAL)
+    fd, tmp = tempfile.mkstemp(prefix=_tag(PARTIAL), suffix=suffix, dir=parent)
     os.close(fd)
     try:
         yield tmp
-        os.chmod(tmp, 0o666 & ~_umask())        # mkstemp made it private to its owner
+        os.chmod(tmp, 0o666 & ~umask())        # mkstemp made it private to its owner
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -55,12 +55,36 @@ class MetadataRow:
     subset: str
 
 
+@contextlib.contextmanager
+def _reading(path):
+    """Open a metadata file as UTF-8 text (a leading BOM dropped, as spreadsheets save it);
+    every way of failing to read it is a DatasetError naming it."""
+    try:
+        with open(path, newline='', encoding='utf-8-sig') as f:
+            yield f
+    except UnicodeDecodeError as err:
+        raise DatasetError(f'{path!r} is not UTF-8 text (byte {err.object[err.start]:#04x}): '
+                           f'save it as UTF-8') from None
+    except csv.Error as err:
+        raise DatasetError(f'{path!r}: not CSV as expected: {err}') from None
+    except OSError as err:
+        raise DatasetError(f'cannot read {path!r}: {err.strerror or err}') from None
+
+
+def image_path(root, image_file):
+    """``<root>/data/<image_file>``; ValueError if the name leaves that directory."""
+    if '\0' in image_file or os.path.isabs(image_file) or \
+            '..' in os.path.normpath(image_file).split(os.sep):
+        raise ValueError(f'"Image file" {image_file!r} is not a path inside {IMAGE_DIR}/')
+    return os.path.join(root, IMAGE_DIR, image_file)
+
+
 def read_labels(root):
     """{medium: label index}, names stripped of surrounding whitespace."""
     path = os.path.join(root, LABELS_FILE)
     if not os.path.isfile(path):
         raise DatasetError(f'no {LABELS_FILE} in {root!r}')
-    with open(path, newline='') as f:
+    with _reading(path) as f:
         rows = [r for r in csv.reader(f) if r]
     try:
         labels = {name.strip(): int(index) for index, name in rows}
@@ -79,7 +103,7 @@ def read_metadata(root):
         raise DatasetError(f'no {METADATA_FILE} in {root!r} (expected the MAMe layout: '
                            f'{METADATA_FILE}, {LABELS_FILE} and {IMAGE_DIR}/<Image file>)')
     rows = []
-    with open(path, newline='') as f:
+    with _reading(path) as f:
         reader = csv.DictReader(f)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
@@ -91,6 +115,10 @@ def read_metadata(root):
             image_file = row['Image file'].strip()
             if not image_file:
                 raise DatasetError(f'{where}: empty "Image file"')
+            try:
+                image_path(root, image_file)
+            except ValueError as err:
+                raise DatasetError(f'{where}: {err}') from None
             if row['Subset'].strip() not in SUBSETS:
                 raise DatasetError(f'{where}: {image_file}: subset {row["Subset"]!r} is not '
                                    f'one of {", ".join(SUBSETS)}')
@@ -102,7 +130,11 @@ def read_metadata(root):
 def check_root(root):
     if not os.path.isdir(root):
         raise DatasetError(f'data directory {root!r} does not exist')
-    if not os.listdir(root):
+    try:
+        entries = os.listdir(root)
+    except OSError as err:
+        raise DatasetError(f'cannot read data directory {root!r}: {err.strerror or err}') from None
+    if not entries:
         raise DatasetError(f'data directory {root!r} is empty')
 
 
@@ -130,6 +162,8 @@ def image_shape(path):
             fmt = img.format
     except FileNotFoundError:
         raise DatasetError(f'image {path!r} is missing') from None
+    except PermissionError as err:
+        raise DatasetError(f'cannot read image {path!r}: {err.strerror}') from None
     except (UnidentifiedImageError, OSError) as err:
         raise DatasetError(f'corrupt image {path!r}: {err}') from None
     if fmt != 'JPEG':
@@ -154,7 +188,7 @@ def read_mame(root, subset='train'):
         if row.medium not in labels:
             raise DatasetError(f'{row.where}: {row.image_file}: medium {row.medium!r} is not '
                                f'in {LABELS_FILE}')
-        path = os.path.join(root, IMAGE_DIR, row.image_file)
+        path = image_path(root, row.image_file)
         try:
             width, height = image_shape(path)
         except DatasetError as err:

@@ -9,6 +9,9 @@ import math
 # at every resolution, and each image is padded by less than this factor per side.
 BUCKET_GROWTH = 1.25
 BUCKET_MIN_SIDE = 32
+# The smallest pixel budget: a 32x32 image, the least that ResNet-50's and VGG-16's five
+# 2x downsamplings leave one pixel of (a budget of 0.5 px gave 1x1 images).
+MIN_PIXEL_BUDGET = 32 * 32
 
 
 def parse_pixel_budget(text):
@@ -21,8 +24,9 @@ def parse_pixel_budget(text):
         number = float(value[:-1] if multiplier > 1 else value)
     except ValueError:
         raise ValueError(f'pixel budget {text!r} is not a number, "65k", "1m" or "native"') from None
-    if number <= 0:
-        raise ValueError(f'pixel budget must be positive, got {text!r}')
+    if not math.isfinite(number) or number * multiplier < MIN_PIXEL_BUDGET:
+        raise ValueError(f'pixel budget {text!r} must be a finite number of at least '
+                         f'{MIN_PIXEL_BUDGET} pixels (32x32), or "native"')
     return int(number * multiplier)
 
 

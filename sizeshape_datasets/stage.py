@@ -3,10 +3,9 @@ the copy is timed and reported on its own, never inside an epoch)."""
 import dataclasses
 import os
 import shutil
-import tempfile
 import time
 
-from sizeshape_datasets import hdf5, mame
+from sizeshape_datasets import atomic, hdf5, mame
 
 
 def needed_bytes(records):
@@ -17,8 +16,17 @@ def needed_bytes(records):
 
 
 def private_dir(parent, prefix):
-    """A new directory of this process's own under ``parent``, which must exist."""
-    return tempfile.mkdtemp(prefix=prefix, dir=parent)
+    """A new directory of this process's own under ``parent``, which must exist; those that
+    killed runs of this node left there are removed first."""
+    return atomic.private_dir(parent, prefix)
+
+
+def size(n):
+    """Bytes for people: '512 bytes', '3.10 MB', '2.00 GB' (never '0.00 GB')."""
+    for unit, scale in (('GB', 1e9), ('MB', 1e6), ('kB', 1e3)):
+        if n >= scale:
+            return f'{n / scale:.2f} {unit}'
+    return f'{n} bytes'
 
 
 def stage(records, into):
@@ -33,8 +41,8 @@ def stage(records, into):
         raise mame.DatasetError(f'stage directory {into!r} does not exist or is not a directory')
     free = shutil.disk_usage(into).free
     if need > free:
-        raise mame.DatasetError(f'staging needs {need / 1e9:.2f} GB in {into!r}, which has '
-                                f'{free / 1e9:.2f} GB free')
+        raise mame.DatasetError(f'staging needs {size(need)} in {into!r}, which has '
+                                f'{size(free)} free')
     target = private_dir(into, 'ssb-stage-')
     start = time.perf_counter()
     try:
@@ -43,10 +51,13 @@ def stage(records, into):
             shutil.copyfile(records[0].file, copy)
             staged = [dataclasses.replace(r, file=copy) for r in records]
         else:
-            os.mkdir(os.path.join(target, mame.IMAGE_DIR))
+            # Paths relative to the images' common directory: 'sub/3.jpg' and '3.jpg' are two
+            # images, and by their base names one copy overwrote the other.
+            top = os.path.commonpath([os.path.dirname(r.path) for r in records])
             staged = []
             for r in records:
-                copy = os.path.join(target, mame.IMAGE_DIR, os.path.basename(r.path))
+                copy = os.path.join(target, mame.IMAGE_DIR, os.path.relpath(r.path, top))
+                os.makedirs(os.path.dirname(copy), exist_ok=True)
                 shutil.copyfile(r.path, copy)
                 staged.append(dataclasses.replace(r, path=copy))
     except OSError as err:

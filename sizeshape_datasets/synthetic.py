@@ -17,6 +17,7 @@
 Everything is deterministic from the seed.
 """
 import csv
+import math
 import os
 
 import numpy as np
@@ -134,10 +135,14 @@ def generate(out_dir, images_per_class=2, val_per_class=1, num_classes=29, scale
         raise ValueError(f'num_classes must be 1..{len(MEDIUMS)}')
     if images_per_class < 1 or val_per_class < 0:
         raise ValueError('images_per_class must be >= 1 and val_per_class >= 0')
-    if not scale > 0:
-        raise ValueError('scale must be > 0')
-    if max_mpx is not None and not max_mpx > 0:
-        raise ValueError('max_mpx must be > 0 (or None for no cap)')
+    if not 0 < scale < math.inf:
+        raise ValueError('scale must be a finite number > 0')
+    if max_mpx is not None and not 0 < max_mpx < math.inf:
+        raise ValueError('max_mpx must be a finite number > 0 (or None for no cap)')
+    if min_side < 1:
+        raise ValueError('min_side must be >= 1')
+    if not 0 <= seed < 2**32:
+        raise ValueError('seed must be between 0 and 2**32 - 1')
     with atomic.directory(out_dir) as tmp:
         _write(tmp, images_per_class, val_per_class, num_classes, scale, min_side,
                max_mpx, seed, quality)

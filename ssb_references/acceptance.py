@@ -13,13 +13,16 @@ import datetime
 import fcntl
 import json
 import os
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
-import urllib.request
 
-from . import __version__, acceptance_judge, drift, reffile, report, resultsdb
+from sizeshape_datasets.atomic import umask
+
+from . import __version__, acceptance_judge, drift, reffile, report, resultsdb, webhook
 from .cli import verdict_options
 from .runs import TESTS, index_attrs
 
@@ -46,20 +49,62 @@ def parser():
     p.add_argument('--out', default='ssb-acceptance', metavar='DIR',
                    help='reports go to DIR/reports/<UTC time>/, DIR/latest points at the newest; '
                         'ReFrame works in DIR/reframe (default ./ssb-acceptance)')
-    p.add_argument('--mode', help='ReFrame --mode (default: acceptance with -C; none on the '
-                                  'builtin generic system, which has no modes)')
+    p.add_argument('--mode', type=_mode_name,
+                   help='ReFrame --mode (default: acceptance with -C; none on the '
+                        'builtin generic system, which has no modes)')
     p.add_argument('--baseline', metavar='SESSION',
                    help='judge against this stored session (UUID, e.g. the last before an '
                         'upgrade) instead of the references, which are then not enforced')
     p.add_argument('--db', metavar='FILE',
                    help='results database (default: the one the configuration names)')
-    p.add_argument('--webhook', metavar='URL', default=os.environ.get(WEBHOOK_ENV),
+    p.add_argument('--webhook', metavar='URL', type=_webhook_url,
+                   default=os.environ.get(WEBHOOK_ENV) or None,
                    help=f'POST the summary as JSON here (default ${WEBHOOK_ENV}; none: off); '
                         f'${WEBHOOK_AUTH_ENV} is sent as the Authorization header')
     verdict_options(p)
     p.add_argument('--dry-run', action='store_true',
                    help='ReFrame --dry-run: make the job scripts, submit nothing, write no report')
     return p
+
+
+def _webhook_url(text):
+    try:
+        return webhook.check_url(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _mode_name(text):
+    # ReFrame reads '/' in a mode name as a configuration path, and fails with a traceback.
+    if not re.fullmatch(r'[\w.-]+', text):
+        raise argparse.ArgumentTypeError(f'{text!r} is not a mode name')
+    return text
+
+
+def without_traceback(text):
+    """ReFrame's output with a Python traceback cut down to its last line, the error."""
+    head, sep, trace = text.partition('Traceback (most recent call last):')
+    if not sep:
+        return text
+    last = [line for line in trace.splitlines() if line.strip()][-1:]
+    return head + ''.join(last)
+
+
+def own_dir(path, follow=False):
+    """Make the directory ``path`` or check the one there: the files this command writes in
+    it must not be links that another user planted (``--out`` is often shared). Refused: a
+    symbolic link (unless ``follow``: ``--out`` itself), anything not a directory, and a
+    directory every user may write to without the sticky bit."""
+    os.makedirs(path, exist_ok=True)
+    st = os.stat(path) if follow else os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise Failure(f'{path} is a symbolic link: refusing to follow it (remove it)')
+    if not stat.S_ISDIR(st.st_mode):
+        raise Failure(f'{path} is not a directory')
+    if st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
+        raise Failure(f'{path} is writable by every user and has no sticky bit: anyone could '
+                      f'plant links in it; chmod o-w (or +t) it first')
+    return path
 
 
 class Lock:
@@ -69,7 +114,13 @@ class Lock:
         self.path = os.path.join(out, '.lock')
 
     def __enter__(self):
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError:
+            if os.path.islink(self.path):
+                raise Failure(f'{self.path} is a symbolic link: refusing to follow it '
+                              f'(remove it)') from None
+            raise
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -130,23 +181,10 @@ def performance_compare(args, env, base, new, workdir):
     return proc.stdout if proc.returncode == 0 else ''
 
 
-def post(url, summary):
-    """Send the summary to the webhook; a failure to send is said, never fatal."""
-    request = urllib.request.Request(url, data=json.dumps(summary).encode(), method='POST',
-                                     headers={'Content-Type': 'application/json'})
-    if os.environ.get(WEBHOOK_AUTH_ENV):
-        request.add_header('Authorization', os.environ[WEBHOOK_AUTH_ENV])
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            response.read()
-    except OSError as err:
-        print(f'ssb-acceptance: warning: could not POST the summary to the webhook: {err}',
-              file=sys.stderr)
-
-
 def publish(out, partial, stamp):
     """Move the finished report into place and point DIR/latest at it (both atomic)."""
     final = os.path.join(out, 'reports', stamp)
+    os.chmod(partial, 0o777 & ~umask())        # mkdtemp made it private to its owner
     os.rename(partial, final)
     link = os.path.join(out, f'.latest-{os.getpid()}')
     os.symlink(os.path.relpath(final, out), link)
@@ -159,18 +197,18 @@ def run(args, extra):
     if not os.path.isfile(os.path.join(args.checks, 'training.py')):
         raise Failure(f'no size-shape-bench tests in {args.checks}: run from the repository '
                       f'root or pass --checks DIR')
-    out = os.path.abspath(args.out)
-    os.makedirs(os.path.join(out, 'reports'), exist_ok=True)
+    out = own_dir(os.path.abspath(args.out), follow=True)
+    own_dir(os.path.join(out, 'reports'))
     with Lock(out):
         # A run killed mid-way left only an incomplete directory: never a report.
         for name in os.listdir(os.path.join(out, 'reports')):
             if name.startswith('.incomplete-'):
                 shutil.rmtree(os.path.join(out, 'reports', name), ignore_errors=True)
         stamp = _now().strftime('%Y%m%dT%H%M%SZ')
-        partial = os.path.join(out, 'reports', f'.incomplete-{stamp}')
-        os.makedirs(partial)
-        workdir = os.path.join(out, 'reframe')
-        os.makedirs(workdir, exist_ok=True)
+        # A new directory of its own: nothing planted in it to write through.
+        partial = tempfile.mkdtemp(prefix=f'.incomplete-{stamp}-',
+                                   dir=os.path.join(out, 'reports'))
+        workdir = own_dir(os.path.join(out, 'reframe'))
         env = dict(os.environ, RFM_ENABLE_RESULTS_STORAGE='1')
         if args.db:
             env['RFM_SQLITE_DB_FILE'] = os.path.abspath(args.db)
@@ -196,7 +234,8 @@ def run(args, extra):
             with open(os.path.join(partial, 'reframe.log')) as f:
                 tail = f.read()[-3000:]
             shutil.rmtree(partial, ignore_errors=True)
-            raise Failure(f'ReFrame ran no test (exit status {proc.returncode}):\n{tail}')
+            raise Failure(f'ReFrame ran no test (exit status {proc.returncode}):\n'
+                          f'{without_traceback(tail)}')
         with open(report_file) as f:
             session = json.load(f)
         if args.dry_run:
@@ -271,10 +310,14 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         summary = run(args, extra)
-    except (Failure, OSError) as err:
+    except (Failure, OSError, ValueError, resultsdb.ResultsDBError) as err:
+        # ValueError: a report file or database ReFrame left unreadable.
         print(f'ssb-acceptance: error: {err}', file=sys.stderr)
         return acceptance_judge.NOT_RUN
     print(acceptance_judge.render(summary), end='')
     if args.webhook and not args.dry_run:
-        post(args.webhook, summary)
+        why = webhook.post(args.webhook, summary, os.environ.get(WEBHOOK_AUTH_ENV))
+        if why:
+            print(f'ssb-acceptance: warning: could not POST the summary to the webhook: {why}',
+                  file=sys.stderr)
     return summary['exit_status']

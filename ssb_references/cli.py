@@ -6,9 +6,9 @@ import argparse
 import collections
 import sys
 
-from . import (TEST_NAME, __version__, diff, drift, perflog, propose, reffile, report,
-               resultsdb, stats, variables)
-from .runs import TESTS, index_attrs, key_text, meta_key, parse_time, select
+from . import (TEST_NAME, __version__, diff, drift, options, perflog, propose, reffile,
+               report, resultsdb, stats, variables)
+from .runs import TESTS, index_attrs, key_text, meta_key, select
 from .text import table
 
 
@@ -28,8 +28,10 @@ def _sources(p):
     g.add_argument('--session', action='append', metavar='UUID',
                    help='with --db: only these stored sessions (repeatable)')
     g.add_argument('--environ', help='only runs in this programming environment')
-    g.add_argument('--since', help='only runs completed at or after this ISO date/time (UTC)')
-    g.add_argument('--until', help='only runs completed at or before this ISO date/time (UTC)')
+    g.add_argument('--since', type=options.past_time,
+                   help='only runs completed at or after this ISO date/time (UTC)')
+    g.add_argument('--until', type=options.any_time,
+                   help='only runs completed at or before this ISO date/time (UTC)')
     g.add_argument('--where', action='append', metavar='NAME=VALUE', default=[],
                    help='only runs whose logged test variable NAME is VALUE (repeatable), '
                    'e.g. epochs=3')
@@ -43,14 +45,14 @@ def _sources(p):
 
 def _proposal_options(p):
     g = p.add_argument_group('proposal')
-    g.add_argument('--last', type=int, default=5, metavar='N',
+    g.add_argument('--last', type=options.count, default=5, metavar='N',
                    help='use the newest N runs of each partition x variant x model (default 5)')
-    g.add_argument('--min-runs', type=int, default=3, metavar='N',
+    g.add_argument('--min-runs', type=options.count, default=3, metavar='N',
                    help='refuse keys with fewer runs (default 3)')
-    g.add_argument('--spread-factor', type=float, default=variables.SPREAD_FACTOR, metavar='K',
+    g.add_argument('--spread-factor', type=options.non_negative, default=variables.SPREAD_FACTOR, metavar='K',
                    help='tolerance >= K x the largest relative distance from the median '
                    '(default %g)' % variables.SPREAD_FACTOR)
-    g.add_argument('--min-tolerance', type=float, default=0.0, metavar='FRACTION',
+    g.add_argument('--min-tolerance', type=options.non_negative, default=0.0, metavar='FRACTION',
                    help='raise the floor of every tolerance but those of counts to FRACTION '
                    '(shared or noisy machines; default 0: the floors of docs/references.md)')
     g.add_argument('--allow-mixed-versions', action='store_true',
@@ -61,29 +63,15 @@ def _proposal_options(p):
                    help='drop entries of the old file that are not proposed again')
 
 
-def _confidence(text):
-    value = float(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f'{text}: a confidence is between 0 and 1, e.g. 0.99')
-    return value
-
-
-def _history(text):
-    value = int(text)
-    if value < drift.MIN_HISTORY:
-        raise argparse.ArgumentTypeError(f'{text}: at least {drift.MIN_HISTORY} earlier runs')
-    return value
-
-
 def verdict_options(p):
     """How a new value is judged against the history of its workload (drift.py): for
     ``drift`` and ``ssb-acceptance``."""
-    p.add_argument('--confidence', type=_confidence, default=stats.DEFAULT_CONFIDENCE,
+    p.add_argument('--confidence', type=options.confidence, default=stats.DEFAULT_CONFIDENCE,
                    metavar='C',
                    help='of the prediction interval a value must leave to be flagged '
                         '(default %g: about 1 false alarm in %d unchanged values)'
                         % (stats.DEFAULT_CONFIDENCE, round(1 / (1 - stats.DEFAULT_CONFIDENCE))))
-    p.add_argument('--history', type=_history, default=drift.DEFAULT_HISTORY, metavar='N',
+    p.add_argument('--history', type=options.history, default=drift.DEFAULT_HISTORY, metavar='N',
                    help='judge against at most the N newest earlier runs of the same workload '
                         'and payload series (default %d; with fewer than %d, the references)'
                         % (drift.DEFAULT_HISTORY, drift.MIN_HISTORY))
@@ -118,7 +106,7 @@ def parser():
                                help='show every variable, not only the drifted ones')
     subs['report'].add_argument('--out', default='ssb-report', metavar='DIR',
                                 help='output directory (default ssb-report)')
-    subs['report'].add_argument('--last', type=int, default=5, metavar='N',
+    subs['report'].add_argument('--last', type=options.count, default=5, metavar='N',
                                 help='side by side: median of the newest N runs (default 5)')
     subs['report'].add_argument('--no-plots', action='store_true',
                                 help='tables only (no matplotlib needed)')
@@ -129,6 +117,8 @@ def load_runs(args):
     """(system, the runs selected; other systems' runs stay in for propose's check)."""
     if args.session and not args.db:
         raise UsageError('--session needs --db')
+    if args.since is not None and args.until is not None and args.since > args.until:
+        raise UsageError('--since is after --until: no run can be in between')
     if args.db:
         runs = [r for test in TESTS for r in
                 resultsdb.read(args.db, test, sessions=set(args.session or []) or None)]
@@ -153,15 +143,13 @@ def load_runs(args):
         system = systems[0]
     if args.db or args.ignore_other_systems:
         runs = [r for r in runs if r.system == system]    # a results DB holds every system
-    since = parse_time(args.since) if args.since else None
-    until = parse_time(args.until) if args.until else None
     where = {}
     for item in args.where:
         name, sep, value = item.partition('=')
         if not sep or not name:
             raise UsageError(f'--where {item!r}: expected NAME=VALUE')
         where[name] = value
-    keep = select(runs, environ=args.environ, since=since, until=until, where=where)
+    keep = select(runs, environ=args.environ, since=args.since, until=args.until, where=where)
     return system, keep
 
 

@@ -34,7 +34,7 @@ import yaml
 from payload import contract
 from sizeshape_datasets import atomic
 
-from . import TEST_NAME, __version__, variables
+from . import TEST_NAME, __version__, strict_yaml, variables
 from .runs import TESTS, meta_key, normalize
 
 META_KEY = 'ssb-references'
@@ -158,8 +158,8 @@ def parse(text, path, test=TEST_NAME):
         return RefFileError(f'malformed reference file {path!r}: {msg}')
 
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
+        data = strict_yaml.load(text)
+    except ValueError as err:
         raise bad(f'not valid YAML: {err}') from None
     if data is None:
         raise bad('the file is empty')
@@ -210,7 +210,7 @@ def load(path, test=TEST_NAME):
             text = f.read()
     except FileNotFoundError:
         return None
-    except OSError as err:
+    except (OSError, UnicodeDecodeError) as err:
         raise RefFileError(f'cannot read reference file {path!r}: {err}') from None
     return parse(text, path, test)
 

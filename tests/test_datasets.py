@@ -217,8 +217,9 @@ def test_staging_refuses_when_the_target_is_too_small(tiny_root_copy, tmp_path, 
     images, _ = mame.read_mame(tiny_root_copy)
     monkeypatch.setattr(stage.shutil, 'disk_usage', lambda path: shutil._ntuple_diskusage(
         10**9, 10**9 - 1000, 1000))
-    with pytest.raises(mame.DatasetError, match=r"^staging needs 0\.\d\d GB in '.*', which has "
-                                                r"0\.00 GB free$"):
+    # The sizes in units that show them (this said "0.00 GB free").
+    with pytest.raises(mame.DatasetError, match=r"^staging needs 1\.\d\d MB in '.*', which has "
+                                                r"1\.00 kB free$"):
         stage.stage(images, str(tmp_path))
     assert os.listdir(tmp_path) == ['d']                 # nothing copied, nothing left
 

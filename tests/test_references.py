@@ -367,6 +367,30 @@ def test_update_keeps_the_previous_file_in_history_and_merges(tmp_path, capsys, 
     assert len(list((refs / 'history').iterdir())) == 2
 
 
+def test_update_refuses_to_replace_a_linked_file(tmp_path, capsys, perflog_dir):
+    refs, shared = tmp_path / 'refs', tmp_path / 'shared.yaml'
+    refs.mkdir()
+    shared.write_text('TrainingTest: {}\n')
+    (refs / 'generic.yaml').symlink_to(shared)
+    status, _, err = run_cli(capsys, 'update', '--perflog-dir', perflog_dir,
+                             '--reference-dir', refs)
+    assert status == 2
+    assert err.strip().splitlines()[-1] == (
+        f"ssb-references update: error: '{refs / 'generic.yaml'}' is a symbolic link (to "
+        f"'{shared}'); refusing to replace it: write to its target, or remove the link")
+    assert os.readlink(refs / 'generic.yaml') == str(shared)
+    assert shared.read_text() == 'TrainingTest: {}\n' and sorted(os.listdir(refs)) == [
+        'generic.yaml']
+
+
+def test_a_reference_file_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / 'generic.yaml'
+    path.write_bytes(b'TrainingTest: {\xff}\n')
+    with pytest.raises(reffile.RefFileError, match=f"cannot read reference file '{path}': "
+                                                     "'utf-8' codec can't decode"):
+        reffile.load(str(path))
+
+
 def test_write_is_atomic_and_refuses_unreadable_text(tmp_path):
     path = tmp_path / 'generic.yaml'
     path.write_text('TrainingTest: {}\n')
@@ -397,6 +421,11 @@ def test_diff_shows_old_and_new_side_by_side(tmp_path, capsys, perflog_dir):
      '      steady_epoch_time: fast\n', "TrainingTest.g:d.lrfs.steady_epoch_time"),
     ('TrainingTest:\n  $index: [$partition, variant]\n  "g:d": [1, 2]\n',
      'one level per \\$index key'),
+    # PyYAML keeps the last of two equal keys: a pasted entry silently replaced the first.
+    ('TrainingTest:\n  $index: [$partition, variant]\n  "g:d":\n    lrfs:\n'
+     '      steady_epoch_time: [1.0, -0.1, 0.2, s]\n    lrfs:\n'
+     '      steady_epoch_time: [9.0, -0.1, 0.2, s]\n',
+     r"line 6, column 5: duplicate key 'lrfs' \(first on line 4\)"),
 ])
 def test_malformed_files_are_named_to_the_tool_and_the_tests(tmp_path, capsys, text, message):
     path = tmp_path / 'generic.yaml'

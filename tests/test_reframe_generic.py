@@ -132,10 +132,11 @@ def test_corrupt_jpeg_fails_with_payload_error(tmp_path, broken_dataset):
             "truncated JPEG") in reason
 
 
-def test_bad_batch_size_fails_with_payload_error(tmp_path):
+def test_bad_batch_size_is_refused_at_set_up(tmp_path):
+    # Before the payload starts: the test's variables are checked at set-up (checked.py).
     (reason,) = expect_failure(tmp_path, '-n', 'TrainingTest.*variant=lrfs',
                                '-S', 'lrfs_batch_size=0')
-    assert 'payload failed: error: --batch-size must be >= 1, got 0' in reason
+    assert 'variable error: -S lrfs_batch_size=0 must be at least 1' in reason
 
 
 def test_image_over_memory_limit_fails_with_its_shape(tmp_path):

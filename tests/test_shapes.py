@@ -6,12 +6,12 @@ from sizeshape_datasets import shapes
 
 
 @pytest.mark.parametrize('text, pixels', [
-    ('65k', 65_000), ('360K', 360_000), ('2m', 2_000_000), ('1000', 1000), ('native', None)])
+    ('65k', 65_000), ('360K', 360_000), ('2m', 2_000_000), ('1024', 1024), ('native', None)])
 def test_parse_pixel_budget(text, pixels):
     assert shapes.parse_pixel_budget(text) == pixels
 
 
-@pytest.mark.parametrize('text', ['abc', '0', '-5k', 'k'])
+@pytest.mark.parametrize('text', ['abc', '0', '-5k', 'k', '0.5', '1000', 'inf', 'nan', '-inf', '1e400'])
 def test_parse_pixel_budget_rejects(text):
     with pytest.raises(ValueError):
         shapes.parse_pixel_budget(text)

@@ -1,0 +1,180 @@
+"""Refuse test variables the payload would not take, before a job script is written.
+
+``-S`` values are typed or pasted by people: a typo must not run zero tests and pass, a
+number out of range must not train on something else, and no value may reach the shell
+as anything but one argument (environment.py quotes every argument as well). The choices
+are the payload's own (payload/contract.py); a refused value fails the test at set-up,
+naming what is allowed (docs/hostile-input.md).
+"""
+import math
+import os
+import re
+
+import reframe.utility.typecheck as typ
+from reframe.core.exceptions import ReframeError
+from reframe.core.pipeline import RegressionTest
+from reframe.core.settings import site_configuration as builtin_settings
+
+from payload import contract
+from sizeshape_datasets import mame
+from sizeshape_datasets.shapes import parse_pixel_budget
+
+from . import site_keys
+
+# ReFrame's file perflog separates its fields with this (site_configs/common.py takes
+# the handler as ReFrame defines it): a value holding it would shift every later column.
+_FILELOG = next(h for h in builtin_settings['logging'][0]['handlers_perflog']
+                if h['type'] == 'filelog')
+PERFLOG_SEPARATOR = re.search(r'\)s(.)%\(', _FILELOG['format']).group(1)
+
+# Test variables (parameters are fixed by the classes) and their choices.
+CHOICES = {
+    'precision': contract.PRECISIONS,
+    'training_step': contract.STEPS,
+    'hrvs_batching': contract.HRVS_BATCHING,
+    'retracing': contract.RETRACING,
+    'subset': mame.SUBSETS,
+    'val_subset': mame.SUBSETS,
+}
+# Whole numbers: the smallest each may be.
+MINIMUM = {'epochs': 2, 'lrfs_batch_size': 1, 'hrvs_batch_size': 1, 'image_size': 1,
+           'crop_size': 1, 'input_threads': 0, 'images_per_class': 1, 'val_per_class': 0}
+# Numbers that may also be None: finite, above the first bound and at most the second.
+ABOVE = {'memory_limit_gib': (0, None), 'target_accuracy': (0, 1), 'scale': (0, None),
+         'max_mpx': (0, None)}
+# Numbers strictly between two bounds.
+BETWEEN = {'confidence': (0, 1)}
+
+
+class VariableError(ReframeError):
+    """A test variable the payload would not take; fails the test at set-up."""
+
+
+class Invalid(str):
+    """A ``-S`` value that is not of its variable's type, kept until set-up refuses it by
+    name: ReFrame turns a failed conversion at load time into a traceback, and its plain
+    ``bool`` takes any text, 'false' too, as True."""
+
+    def __new__(cls, text, kind):
+        obj = super().__new__(cls, text)
+        obj.kind = kind
+        return obj
+
+    def __getnewargs__(self):          # ReFrame copies variables' values
+        return str(self), self.kind
+
+
+class _Checked(typ.ConvertibleType):
+    def __instancecheck__(cls, inst):
+        return isinstance(inst, Invalid) or (
+            isinstance(inst, cls._type) and (cls._type is bool or not isinstance(inst, bool)))
+
+
+class Int(metaclass=_Checked):
+    """An int test variable that ``-S`` sets from its decimal text."""
+    _type = int
+
+    @classmethod
+    def __rfm_cast_str__(cls, text):
+        try:
+            return int(text)
+        except ValueError:
+            return Invalid(text, 'a whole number')
+
+
+class Float(metaclass=_Checked):
+    _type = float
+
+    @classmethod
+    def __rfm_cast_str__(cls, text):
+        try:
+            return float(text)
+        except ValueError:
+            return Invalid(text, 'a number')
+
+
+class Bool(metaclass=_Checked):
+    """As ReFrame's typ.Bool (true/yes/y/1, false/no/n/0), refused at set-up otherwise."""
+    _type = bool
+
+    @classmethod
+    def __rfm_cast_str__(cls, text):
+        try:
+            return typ.Bool(text)
+        except TypeError:
+            return Invalid(text, 'true or false')
+
+
+def _choice(name, value, choices):
+    if value not in choices:
+        yield f'-S {name}={value!r} is not one of {", ".join(choices)}'
+
+
+def _number(name, value):
+    if name in MINIMUM and value < MINIMUM[name]:
+        yield f'-S {name}={value} must be at least {MINIMUM[name]}'
+    if name in ABOVE:
+        low, high = ABOVE[name]
+        if not (math.isfinite(value) and value > low and (high is None or value <= high)):
+            yield (f'-S {name}={value} must be a finite number above {low}'
+                   + (f' and at most {high}' if high is not None else ''))
+    if name in BETWEEN and not BETWEEN[name][0] < value < BETWEEN[name][1]:
+        yield f'-S {name}={value} must be between {BETWEEN[name][0]} and {BETWEEN[name][1]}'
+
+
+def _text(name, value):
+    for bad, why in ((PERFLOG_SEPARATOR, 'separates the fields of the perflog'),
+                     ('\n', 'ends a perflog record'), ('\0', 'cannot be in an argument')):
+        if bad in value:
+            yield f'-S {name}={value!r}: {bad!r} {why}; choose a value without it'
+
+
+def problems(test, only=None):
+    """What the payload would refuse in the variables of ``test`` (or in those named in
+    ``only``), one message each."""
+    names = set(only or type(test).var_space.keys() - RegressionTest.var_space.keys())
+    for name in sorted(names):
+        value = getattr(test, name)
+        if isinstance(value, Invalid):
+            yield f'-S {name}={str(value)!r} is not {value.kind}'
+            continue
+        if name in CHOICES:
+            yield from _choice(name, value, CHOICES[name])
+        elif name == 'models':
+            for model in value or ['']:
+                yield from _choice(name, model, contract.MODELS)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            yield from _number(name, value)
+        if isinstance(value, str):
+            yield from _text(name, value)
+    if {'crop_size', 'image_size'} <= names and not isinstance(test.crop_size, Invalid) and \
+            not isinstance(test.image_size, Invalid) and test.crop_size > test.image_size:
+        yield f'-S crop_size={test.crop_size} must be at most image_size={test.image_size}'
+    if 'subdir' in names and (os.sep in test.subdir or test.subdir in ('', '.', '..')):
+        # The fixture makes its data in <stage dir>/<subdir>, and nowhere else.
+        yield f'-S subdir={test.subdir!r} must be one plain name, not a path'
+    # The site's paths go into the perflog too.
+    extras = test.current_partition.extras if test.current_partition else {}
+    for key in (site_keys.MAME_ROOT, site_keys.LOCAL_SCRATCH, site_keys.CONTAINER_IMAGE):
+        for message in _text(key, str(extras.get(key, ''))):
+            yield message.replace('-S ', "the partition's extras ", 1)
+    if 'pixel_budget' in names:
+        try:
+            parse_pixel_budget(test.pixel_budget)
+        except ValueError as err:
+            yield f'-S pixel_budget: {err}'
+
+
+def check(test, only=None):
+    """At set-up: fail the test, naming every refused variable (of ``only``, if given)."""
+    found = list(problems(test, only))
+    if found:
+        raise VariableError('; '.join(found))
+
+
+def keep_for_refusal(test):
+    """At init: a ``models`` list with an unknown name would skip every test and pass; keep
+    the smoke model's single-scale test alive until set-up, where ``check`` refuses it."""
+    unknown = [m for m in test.models if m not in contract.MODELS] or not test.models
+    if unknown and test.model == contract.SMOKE_MODEL and test.scale == 'single':
+        test.models = list(test.models) + [test.model]
