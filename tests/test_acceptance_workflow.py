@@ -159,7 +159,8 @@ def test_a_reference_tightened_below_the_machine_fails(three_runs, tmp_path):
     assert re.search(r' history [\d.]+ \[[-\d.]+, [\d.]+\] \(99%, n=\d+\) +ok', line), line
     # ... while with no earlier run selected the references judge it, and say so.
     last = perflog_records(system, cwd)[-1]
-    since = datetime.datetime.fromtimestamp(float(last['job_completion_time_unix']),
+    # A second before it ended (ISO text rounds): the runs before it ended long before.
+    since = datetime.datetime.fromtimestamp(float(last['job_completion_time_unix']) - 1,
                                             datetime.timezone.utc).isoformat()
     proc = ssb_references('drift', '--perflog-dir', cwd / 'perflogs', '--since', since,
                           '--reference-dir', tmp_path / 'references', cwd=cwd)
