@@ -131,7 +131,7 @@ def acceptance(args, extra):
     plan = (['history'] * args.history + ['unchanged'] * args.quiet +
             ['one core'] * args.pinned)
     lines = ['| session | kind | exit | values judged against history | regressed | improved |'
-             ' throughput verdicts |', '|---|---|---|---|---|---|---|']
+             ' throughput verdicts | flagged |', '|---|---|---|---|---|---|---|---|']
     tally = {'unchanged': [0, 0], 'one core': [0, 0]}     # [flagged values, judged values]
     last_text = ''
     try:
@@ -148,8 +148,11 @@ def acceptance(args, extra):
                 tally[kind][1] += judged
                 if kind == 'one core':
                     tally[kind].append(bool(throughput))
+            named = [f'{i["test"].split()[0]} {i["test"].split()[1].split("=")[-1]} '
+                     f'{i["variable"]} {i["change_pct"]:+.0f}%' for i in flagged]
             lines.append(f'| {n} | {kind} | {status} | {judged} | {len(summary["regressed"])} | '
-                         f'{len(summary["improved"])} | {", ".join(throughput) or "-"} |')
+                         f'{len(summary["improved"])} | {", ".join(throughput) or "-"} | '
+                         f'{"; ".join(named) or "-"} |')
             print(lines[-1], file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)

@@ -153,7 +153,8 @@ def judge(session, compare_csv, baseline, previous, refs_path, verdicts=(), conf
         'system': system_of(session), 'session': info.get('uuid'),
         'time': info.get('time_end'),
         'judged_against': (f'baseline session {baseline}' if baseline else
-                           f'references {refs_path}'),
+                           f'the history of the stored sessions at '
+                           f'{stats.percent(confidence)}, else references {refs_path}'),
         'counts': {'test cases': len(tests),
                    'passed': sum(tc.get('result') == 'pass' for tc in tests),
                    'failed on performance': sum(tc.get('fail_phase') == 'performance'
