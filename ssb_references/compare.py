@@ -97,7 +97,7 @@ def read_sources(perflog_dirs=(), perflogs=(), dbs=()):
             runs += resultsdb.read(db, test)
     seen, unique = set(), []
     for r in sorted(runs, key=lambda r: r.time):
-        ident = (r.partition, r.test, r.get('name'), round(r.time, 3))
+        ident = (r.partition, r.test, r.get('name'), round(r.time, 3), signature(r))
         if ident not in seen:        # a run in a perflog and in the results DB
             seen.add(ident)
             unique.append(r)

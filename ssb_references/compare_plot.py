@@ -4,7 +4,7 @@ has a colour and a hatch, so that the picture reads in greyscale too."""
 from payload import contract
 
 from . import stats
-from .compare_out import GAP, variant_text
+from .compare_out import GAP
 from .report import PlotError, _pyplot
 
 PANELS = ['throughput', 'pixel_throughput', 'steady_epoch_time', 'host_peak_memory', GAP]
@@ -24,11 +24,13 @@ def plot(comparison, path):
     width = 0.8 / len(c.sides)
     for ax, name in zip(axes[0], names):
         rows = [r for r in c.rows if r.variable == name]
-        groups = sorted({(r.model, variant_text(r)) for r in rows})
+        order = {v: i for i, v in enumerate(contract.VARIANTS)}     # LR&FS first
+        groups = sorted({(r.model, r.variant, r.scale) for r in rows},
+                        key=lambda g: (g[0], order.get(g[1], len(order)), g[2]))
         for i, side in enumerate(c.sides):
             for j, group in enumerate(groups):
                 row = next((r for r in rows if r.side == side and
-                            (r.model, variant_text(r)) == group), None)
+                            (r.model, r.variant, r.scale) == group), None)
                 if row is None:
                     continue
                 x = j + (i - (len(c.sides) - 1) / 2) * width
@@ -45,7 +47,9 @@ def plot(comparison, path):
                                 fontsize=8, fontweight='bold', xytext=(0, 2),
                                 textcoords='offset points')
         ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels([f'{m}\n{v}' for m, v in groups], fontsize=8)
+        ax.set_xticklabels([f'{m}\n{contract.VARIANT_LABELS.get(v, "gap")}'
+                            + ('' if s == 'single' else f' ({s})') for m, v, s in groups],
+                           fontsize=8)
         var = contract.BY_NAME[name]
         title = 'HR&VS/LR&FS\ntime per Mpx' if name == GAP else var.title
         ax.set_title(f'{title} ({var.unit}, {var.better} is better)', fontsize=9)
