@@ -1,4 +1,5 @@
-"""``ssb-references`` / ``python -m ssb_references``: propose, diff, update, drift, report.
+"""``ssb-references`` / ``python -m ssb_references``: propose, diff, update, drift, report,
+compare.
 
 Exit status: 0 done; 1 ``drift`` found drift; 2 refused or failed (the message says why).
 """
@@ -6,8 +7,8 @@ import argparse
 import collections
 import sys
 
-from . import (TEST_NAME, __version__, diff, drift, options, perflog, propose, reffile,
-               report, resultsdb, stats, variables)
+from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, options, perflog,
+               propose, reffile, report, resultsdb, stats, variables)
 from .runs import TESTS, index_attrs, key_text, meta_key, select
 from .text import table
 
@@ -110,6 +111,8 @@ def parser():
                                 help='side by side: median of the newest N runs (default 5)')
     subs['report'].add_argument('--no-plots', action='store_true',
                                 help='tables only (no matplotlib needed)')
+    help_text = 'systems side by side, or one system before and after: ratios with intervals'
+    compare_cli.add_arguments(sub.add_parser('compare', help=help_text, description=help_text))
     return p
 
 
@@ -284,11 +287,16 @@ def cmd_report(args):
     return 0
 
 
+def cmd_compare(args):
+    compare_cli.run(args, sys.stdout)
+    return 0
+
+
 COMMANDS = {'propose': cmd_propose, 'diff': cmd_diff, 'update': cmd_update,
-            'drift': cmd_drift, 'report': cmd_report}
+            'drift': cmd_drift, 'report': cmd_report, 'compare': cmd_compare}
 
 ERRORS = (UsageError, ValueError, propose.Refusal, reffile.RefFileError, perflog.PerflogError,
-          resultsdb.ResultsDBError, report.PlotError, OSError)
+          resultsdb.ResultsDBError, report.PlotError, compare.CompareError, OSError)
 
 
 def main(argv=None):

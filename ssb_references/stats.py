@@ -3,7 +3,9 @@
 - ``ratio_interval``: the ratio of two sets of rates (the gap test's HR&VS over LR&FS),
   with Welch's t interval on their logarithms;
 - ``prediction_interval``: where one new session's value should fall, given the stored
-  sessions of the same workload (Student-t, n - 1 degrees of freedom).
+  sessions of the same workload (Student-t, n - 1 degrees of freedom);
+- ``centre_interval`` and ``differs``: one side's geometric mean with its t interval, and
+  whether a ratio's interval excludes 1 (``compare``: two systems, or before and after).
 """
 import math
 import statistics
@@ -13,6 +15,7 @@ from scipy import stats
 
 DEFAULT_CONFIDENCE = 0.99      # drift verdicts: about 1 false alarm per 100 unchanged values
 GAP_CONFIDENCE = 0.95          # the gap's intervals
+COMPARE_CONFIDENCE = 0.95      # systems side by side, before and after
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,30 @@ def ratio_interval(numerator, denominator, confidence=GAP_CONFIDENCE):
     ci = stats.ttest_ind(log_num, log_den, equal_var=False).confidence_interval(confidence)
     return Interval(centre, math.exp(ci.low), math.exp(ci.high), min(len(num), len(den)),
                     confidence)
+
+
+def centre_interval(values, confidence=COMPARE_CONFIDENCE):
+    """The geometric mean of positive values with its Student-t interval (n - 1 degrees of
+    freedom, on the logarithms): the scale ``ratio_interval`` works on. None with fewer than
+    two values or a non-positive one."""
+    _check(confidence)
+    values = list(values)
+    if len(values) < 2 or min(values) <= 0:
+        return None
+    logs = [math.log(x) for x in values]
+    mean, sd = statistics.mean(logs), statistics.stdev(logs)
+    if sd == 0:
+        low = high = mean
+    else:
+        low, high = stats.t.interval(confidence, len(logs) - 1, loc=mean,
+                                     scale=sd / math.sqrt(len(logs)))
+    return Interval(math.exp(mean), math.exp(low), math.exp(high), len(values), confidence)
+
+
+def differs(interval):
+    """Whether a ratio's interval excludes 1: Welch's test rejects "no difference" at
+    1 - confidence (two-sided). A flat pair of samples differs when its ratio is not 1."""
+    return interval is not None and not interval.contains(1.0)
 
 
 def prediction_interval(history, confidence=DEFAULT_CONFIDENCE):

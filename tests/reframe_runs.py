@@ -8,8 +8,9 @@ from conftest import REPO
 REFRAME = os.path.join(os.path.dirname(sys.executable), 'reframe')
 
 
-def run_reframe(*args, cwd, config=None, env=None, timeout=1500):
-    cmd = [REFRAME, '-c', os.path.join(REPO, 'reframe_tests')]
+def run_reframe(*args, cwd, config=None, env=None, timeout=1500, prefix=()):
+    """``prefix``: a command ReFrame runs under, e.g. ``taskset -c 0``."""
+    cmd = [*prefix, REFRAME, '-c', os.path.join(REPO, 'reframe_tests')]
     if config:
         cmd += ['-C', config]
     cmd += list(map(str, args))
