@@ -115,8 +115,8 @@ def validate(args):
     for name, value in vars(args).items():      # inf and NaN pass every comparison below
         if isinstance(value, float) and not math.isfinite(value):
             raise PayloadError(f'--{name.replace("_", "-")} must be a finite number, got {value}')
-    if not args.learning_rate > 0:
-        raise PayloadError(f'--learning-rate must be positive, got {args.learning_rate}')
+    if not args.learning_rate >= 0:      # 0: a run that times training without learning
+        raise PayloadError(f'--learning-rate must be at least 0, got {args.learning_rate}')
     if not 0 <= args.seed < 2**32:
         raise PayloadError(f'--seed must be between 0 and 2**32 - 1, got {args.seed}')
     if args.progress_seconds < 0:

@@ -110,7 +110,7 @@ def test_a_data_path_that_is_not_utf8_is_named(tmp_path):
 
 @pytest.mark.parametrize('args, message', [
     (['--learning-rate', 'nan'], '--learning-rate must be a finite number, got nan'),
-    (['--learning-rate', '-0.1'], '--learning-rate must be positive, got -0.1'),
+    (['--learning-rate', '-0.1'], '--learning-rate must be at least 0, got -0.1'),
     (['--learning-rate', 'inf'], '--learning-rate must be a finite number, got inf'),
     (['--pixel-budget', '0.5'], "pixel budget '0.5' must be a finite number of at least 1024"),
     (['--pixel-budget', 'inf'], "pixel budget 'inf' must be a finite number"),
