@@ -7,8 +7,8 @@ writes them).
   from, its unit, which way is better and the floors of its reference tolerance
   (docs/references.md, "The threshold rule"); docs/metrics.md and docs/references.md are
   checked against this table by tests/test_contract.py;
-- ``WORKLOAD_FIELDS``: the test variables that define the work a run did; references hold
-  for one workload.
+- ``workload_fields``: the test variables that define the work behind a result; references,
+  drift and comparisons hold for one workload.
 """
 from dataclasses import dataclass
 from typing import Optional
@@ -162,10 +162,18 @@ def perf_vars(test):
     return [v for v in PERF_VARS if v.test == test]
 
 
-# Test variables that define the work a run did (all tests, then per variant).
-WORKLOAD_FIELDS = {
-    None: ['dataset', 'subset', 'epochs', 'batch_size', 'retracing', 'training_step',
-           'precision', 'jit_compile', 'prepare', 'target_accuracy', 'val_subset'],
-    'lrfs': ['image_size', 'crop_size'],
-    'hrvs': ['pixel_budget', 'upscale', 'hrvs_batching'],
-}
+# Test variables that define the work behind a result (reframe_tests/workload.py owns them):
+# references, drift and comparisons hold for one workload.
+WORKLOAD_COMMON = ('dataset', 'subset', 'epochs', 'retracing', 'training_step', 'precision',
+                   'jit_compile', 'prepare', 'input_threads')
+WORKLOAD_OF_VARIANT = {'lrfs': ('lrfs_batch_size', 'image_size', 'crop_size'),
+                       'hrvs': ('hrvs_batch_size', 'pixel_budget', 'upscale', 'hrvs_batching')}
+WORKLOAD_TO_ACCURACY = ('target_accuracy', 'val_subset')
+
+
+def workload_fields(variant=None, to_accuracy=False):
+    """The workload of a run of ``variant``, or of the gap's pair of runs (None: both
+    variants' fields); ``to_accuracy``: a run to a target accuracy."""
+    variants = VARIANTS if variant is None else (variant,)
+    fields = WORKLOAD_COMMON + tuple(f for v in variants for f in WORKLOAD_OF_VARIANT[v])
+    return fields + (WORKLOAD_TO_ACCURACY if to_accuracy else ())

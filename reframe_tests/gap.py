@@ -11,18 +11,23 @@ import os
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-import reframe.utility.typecheck as typ
 import reframe.utility.udeps as udeps
-from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
+from reframe.core.builtins import (
+    parameter,
+    run_after,
+    run_before,
+    sanity_function,
+    variable,
+)
 from reframe.core.exceptions import PerformanceError
 
 from payload import contract
-
 from payload.summarise import cv
 from ssb_references import stats
 
 from . import checked, payload_log, references, scaling, site_keys
 from .training import TrainingTest
+from .workload import Workload
 
 # Each ratio, HR&VS's figure over LR&FS's: the TrainingTest variable that logs the figure
 # (its SSB-SUMMARY key is the contract's), and what a rise and a fall of the ratio mean.
@@ -43,7 +48,7 @@ PER_EPOCH = {'hrvs_lrfs_time_per_mpx', 'hrvs_lrfs_gflops'}
 
 
 @rfm.simple_test
-class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
+class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, special=True):
     """HR&VS over LR&FS: time per megapixel, peak memory, first-epoch overhead, GFLOP/s."""
 
     # special=True: ReFrame's check_performance is extended to say which variant moved.
@@ -51,33 +56,15 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
     model = parameter(list(contract.MODELS))
     device = parameter([site_keys.CPU, site_keys.GPU])
     scale = parameter(list(scaling.SCALES))
-    models = variable(typ.List[str], value=['smallcnn'])     # as TrainingTest's
-    # Copied from the HR&VS run, for the perflog and the references' workload check.
-    dataset = variable(str, value='')
-    subset = variable(str, value='')
-    epochs = variable(checked.Int, value=0)
-    pixel_budget = variable(str, value='')
-    training_step = variable(str, value='')
-    precision = variable(str, value='')
-    jit_compile = variable(checked.Bool, value=False)
-    tensorflow_version = variable(str, value='unknown')
-    payload_version = variable(str, value='unknown')
-    suite_version = variable(str, value='unknown')
     # Of the intervals of the per-epoch ratios (docs/metrics.md, "What the gap means").
     confidence = variable(checked.Float, value=stats.GAP_CONFIDENCE)
-    valid_prog_environs = [f'+{site_keys.TENSORFLOW}', 'builtin']
     local = True                 # reads the two runs' outputs; runs nothing itself
     executable = 'true'
     time_limit = '5m'
 
     @run_after('init')
-    def select(self):
-        self.valid_systems = [('+' if self.device == site_keys.GPU else '-') + site_keys.GPU]
-        self.tags = {'gap', self.model, self.device}
-        if self.model == 'smallcnn':
-            self.tags.add('smoke')
-        self.skip_if(self.model not in self.models,
-                     f'{self.model} is opt-in: run with -S models={",".join(self.models + [self.model])}')
+    def pair_the_runs(self):
+        self.tags.add('gap')
         nums = {v: TrainingTest.get_variant_nums(variant=v, model=self.model, device=self.device,
                                                  scale=self.scale) for v in contract.VARIANTS}
         self.skip_if(any(len(n) != 1 for n in nums.values()),
@@ -86,11 +73,6 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
         self.training = {v: TrainingTest.variant_name(n[0]) for v, n in nums.items()}
         for name in self.training.values():
             self.depends_on(name, udeps.by_env)
-
-    @run_after('setup')
-    def check_variables(self):
-        # The others are copied from the compared runs, which check their own.
-        checked.check(self, only=['confidence'])
 
     def stdout_of(self, variant):
         run = self.getdep(self.training[variant])
@@ -196,14 +178,20 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, special=True):
 
     @run_before('run')
     def copy_workload(self):
-        """The compared runs' settings, before the references are chosen by them."""
-        run = self.getdep(self.training['hrvs'])
-        for name in ('dataset', 'subset', 'epochs', 'pixel_budget', 'training_step', 'precision',
-                     'jit_compile', 'tensorflow_version', 'payload_version', 'suite_version'):
-            setattr(self, name, getattr(run, name))
-
-    @run_before('run', always_last=True)
-    def set_reference(self):
-        reference = references.for_test(self)
-        if reference:
-            self.reference = reference
+        """The compared runs' workload and versions, before the references are chosen by
+        them: each variant's fields from its own run, the shared ones from both, which must
+        agree (``-S TrainingTest.x=...`` sets them for the two runs and not for this test)."""
+        runs = {v: self.getdep(self.training[v]) for v in contract.VARIANTS}
+        shared = contract.WORKLOAD_COMMON + ('tensorflow_version', 'payload_version',
+                                             'suite_version')
+        differ = [f'{name}: LR&FS {getattr(runs["lrfs"], name)!r}, HR&VS '
+                  f'{getattr(runs["hrvs"], name)!r}' for name in shared
+                  if getattr(runs['lrfs'], name) != getattr(runs['hrvs'], name)]
+        if differ:
+            raise checked.VariableError('the gap compares runs of one workload; these '
+                                        'differ: ' + '; '.join(differ))
+        for name in shared:
+            setattr(self, name, getattr(runs['hrvs'], name))
+        for variant, run in runs.items():
+            for name in contract.WORKLOAD_OF_VARIANT[variant]:
+                setattr(self, name, getattr(run, name))

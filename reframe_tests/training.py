@@ -11,16 +11,17 @@ import subprocess
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-import reframe.utility.typecheck as typ
 import reframe.utility.udeps as udeps
 from reframe.core.builtins import (fixture, parameter, run_after, run_before,
                                    sanity_function, variable)
 
 from payload import contract, provenance
 
-from . import checked, payload_log, references, scaling, site_keys
+from . import checked, payload_log, scaling, site_keys
 from .environment import run_python
 from .mame_data import SyntheticMAMe
+from .workload import Workload
+
 
 def slurm_energy(jobid):
     """Slurm's ConsumedEnergyRaw (J) for a finished job, or why there is none."""
@@ -37,7 +38,7 @@ def slurm_energy(jobid):
 
 
 @rfm.simple_test
-class TrainingTest(rfm.RunOnlyRegressionTest):
+class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
     """One training run of the payload: a variant x model x device x scale."""
 
     variant = parameter(list(contract.VARIANTS))
@@ -45,31 +46,6 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     device = parameter([site_keys.CPU, site_keys.GPU])
     scale = parameter(list(scaling.SCALES))
 
-    models = variable(typ.List[str], value=[contract.SMOKE_MODEL])
-    # 5 steady epochs: enough for each steady figure's spread and the gap's intervals.
-    epochs = variable(checked.Int, value=6)
-    lrfs_batch_size = variable(checked.Int, value=16)
-    hrvs_batch_size = variable(checked.Int, value=1)
-    image_size = variable(checked.Int, value=256)
-    crop_size = variable(checked.Int, value=224)
-    pixel_budget = variable(str, value='65k')
-    upscale = variable(checked.Bool, value=True)  # false: images within the budget stay native
-    # Decode and resize once, before training (timed on its own): training then reads pixels.
-    prepare = variable(checked.Bool, value=False)
-    # Copy the images to node-local storage before training (timed on its own);
-    # default: the partition's extras['local_scratch'], else no staging.
-    stage_dir = variable(str, value='')
-    # single trains at batch 1 whatever hrvs_batch_size says; padded and bucketed use it.
-    hrvs_batching = variable(str, value='single')
-    retracing = variable(str, value='per-shape')
-    # split: gradients traced per input shape, the optimizer update once; fused: one graph.
-    training_step = variable(str, value='split')
-    input_threads = variable(checked.Int, value=0)  # tf.data private pool; 0: tf.data's default
-    precision = variable(str, value='float32')     # float32, mixed_float16, mixed_bfloat16
-    jit_compile = variable(checked.Bool, value=False)  # XLA-compile the training step
-    # Real MAMe root; default: the partition's extras['mame_root'], else synthetic data.
-    data_dir = variable(str, value='')
-    subset = variable(str, value='train')
     # Refuse images whose training step would need more (GiB); default: the
     # partition's extras['gpu_memory_gib'] on GPUs, host memory on CPUs.
     memory_limit_gib = variable(checked.Float, type(None), value=None)
@@ -80,15 +56,10 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     # figures' fidelity for a shorter session where tests share a host.
     timing_lock = variable(checked.Bool, value=True)
 
-    # Filled in by the test itself, for the perflog. The dataset is its path, or
-    # the recipe of the synthetic data (whose stage directory ReFrame cleans up).
+    # Filled in by the test itself, for the perflog.
     batch_size = variable(checked.Int, value=0)  # per device
     hardware_ratio = variable(checked.Int, value=1)  # devices (GPU) or nodes (CPU) vs 'single'
-    dataset = variable(str, value='')
-    tensorflow_version = variable(str, value='unknown')
     # Which code and data a result comes from (docs/versions.md).
-    payload_version = variable(str, value='unknown')
-    suite_version = variable(str, value='unknown')
     git_revision = variable(str, value='unknown')         # of the suite's checkout, if any
     dataset_fingerprint = variable(str, value='unknown')
     # Where the energy figures come from, or why there are none (docs/metrics.md, "Energy"), and
@@ -105,21 +76,11 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
 
     mame_data = fixture(SyntheticMAMe, scope='session')
     stops_at_target = False         # True: the run may end before its epochs, at its target
-    valid_prog_environs = [f'+{site_keys.TENSORFLOW}', 'builtin']
     time_limit = '1h'
 
     @run_after('init')
-    def keep_for_refusal(self):
-        checked.keep_for_refusal(self)
-
-    @run_after('init')
-    def select(self):
-        self.valid_systems = [('+' if self.device == site_keys.GPU else '-') + site_keys.GPU]
-        self.tags = {self.variant, self.model, self.device}
-        if self.model == contract.SMOKE_MODEL:
-            self.tags.add('smoke')
-        self.skip_if(self.model not in self.models,
-                     f'{self.model} is opt-in: run with -S models={",".join(self.models + [self.model])}')
+    def depend_on_single_scale(self):
+        self.tags.add(self.variant)
         if self.scale != 'single' and self.parallel_efficiency:
             self.depends_on(self.single_scale_name(), udeps.by_env)
 
@@ -130,16 +91,13 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
         (num,) = cls.get_variant_nums(scale='single', **same)
         return cls.variant_name(num)
 
-    @run_after('setup')
-    def check_variables(self):
-        # At set-up, not at init: a failure there only skips the test and the run passes.
-        checked.check(self)
+    def workload_variant(self):
+        return self.variant
 
     @run_after('setup')
     def set_layout(self):
         # Here, not at init: variables given with -P are set by a later init hook.
-        self.batch_size = (self.lrfs_batch_size if self.variant == 'lrfs' else
-                           1 if self.hrvs_batching == 'single' else self.hrvs_batch_size)
+        self.batch_size = self.batch_size_of(self.variant)
         try:
             layout = scaling.layout(self.scale, self.device, self.current_partition)
         except ValueError as err:
@@ -161,29 +119,14 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
             data_dir = self.mame_data.data_dir
             self.dataset = self.mame_data.description
         stage_dir = self.stage_dir or partition.extras.get(site_keys.LOCAL_SCRATCH)
-        opts = ['-m', 'payload', '--variant', self.variant, '--model', self.model,
-                '--data-dir', data_dir, '--subset', self.subset,
-                '--epochs', str(self.epochs), '--batch-size', str(self.batch_size),
-                '--retracing', self.retracing, '--precision', self.precision,
-                '--step', self.training_step, '--input-threads', str(self.input_threads),
+        opts = ['-m', 'payload', *self.payload_options(self.variant, data_dir, stage_dir,
+                                                          self.batch_size),
                 '--timing-lock', 'host' if self.timing_lock else 'off']
-        if self.jit_compile:
-            opts += ['--jit-compile']
-        if self.prepare:
-            opts += ['--prepare']
-        if stage_dir:
-            opts += ['--stage-dir', stage_dir]
         # Peak FLOP/s for peak_fraction: per device (a GPU, or a CPU node) from the
         # site config, times the devices of this scale; else the payload measures a matmul.
         peak = partition.extras.get(site_keys.PEAK_GFLOPS_PER_DEVICE)
         if peak:
             opts += ['--peak-gflops', str(float(peak) * self.hardware_ratio)]
-        if self.variant == 'lrfs':
-            opts += ['--image-size', str(self.image_size), '--crop-size', str(self.crop_size)]
-        else:
-            opts += ['--pixel-budget', self.pixel_budget, '--hrvs-batching', self.hrvs_batching]
-            if not self.upscale:
-                opts += ['--no-upscale']
         memory_limit = self.memory_limit_gib
         if memory_limit is None and self.device == site_keys.GPU:
             memory_limit = partition.extras.get(site_keys.GPU_MEMORY_GIB)
@@ -196,13 +139,6 @@ class TrainingTest(rfm.RunOnlyRegressionTest):
     def more_options(self):
         """Payload options a derived test adds."""
         return []
-
-    @run_before('run', always_last=True)
-    def set_reference(self):
-        """References from references/<system>.yaml, if the system has one (references.py)."""
-        reference = references.for_test(self)
-        if reference:
-            self.reference = reference
 
     def expected_images(self):
         """Images in the subset; called by the sanity check only once the payload succeeded."""

@@ -18,9 +18,6 @@ TESTS = {'TrainingTest': ['variant', 'model'], 'SizeShapeGap': ['model'],
          'TimeToAccuracy': ['variant', 'model']}
 OPTIONAL_INDEX_ATTRS = {'scale': 'single'}
 
-#: Test variables that define the work a run did; references are for one workload.
-WORKLOAD_FIELDS = contract.WORKLOAD_FIELDS
-
 
 def normalize(value):
     """The text of a logged value, the same for perflog text and results-DB JSON."""
@@ -98,7 +95,9 @@ class Run:
         return (self.partition,) + tuple(self.get_index(a) for a in index_attrs)
 
     def workload(self):
-        names = WORKLOAD_FIELDS[None] + WORKLOAD_FIELDS.get(self.variant, [])
+        """The test variables that define the run's work (those it logged: an older payload's
+        runs lack the newer ones)."""
+        names = contract.workload_fields(self.variant, to_accuracy=self.test == 'TimeToAccuracy')
         return {n: self.fields[n] for n in names if self.fields.get(n) is not None}
 
     @property

@@ -4,10 +4,9 @@ import os
 import re
 
 import pytest
-
 from conftest import REPO
+
 from payload import contract
-from ssb_references import runs, variables
 
 
 def doc_tables(name):
@@ -57,11 +56,31 @@ def test_the_floor_table_is_the_contract():
     assert seen == {v.name for v in contract.PERF_VARS if not v.spread_of}
 
 
-def test_ssb_references_policies_and_workloads_are_the_contract():
-    assert variables.POLICIES == contract.BY_NAME
-    assert runs.WORKLOAD_FIELDS is contract.WORKLOAD_FIELDS
-    # precision and XLA define a workload: a bfloat16 run is not a float32 run.
-    assert {'precision', 'jit_compile'} <= set(contract.WORKLOAD_FIELDS[None])
+# Workload variables that do not change the work: which models run, and where the data is
+# read from and staged to (the data itself is ``dataset``).
+NOT_WORKLOAD = {'models', 'data_dir', 'stage_dir'}
+
+
+def test_every_test_has_the_workload_it_is_keyed_by():
+    from reframe_tests.gap import SizeShapeGap
+    from reframe_tests.time_to_accuracy import TimeToAccuracy
+    from reframe_tests.training import TrainingTest
+    from reframe_tests.workload import Workload
+    own = set(Workload.var_space) - {'tensorflow_version', 'payload_version', 'suite_version'}
+    # Every workload variable is part of the identity, or said not to be.
+    assert own - NOT_WORKLOAD == set(contract.workload_fields(None))
+    for variant in contract.VARIANTS:
+        fields = set(contract.workload_fields(variant))
+        assert fields <= set(TrainingTest.var_space), variant
+        assert set(contract.WORKLOAD_OF_VARIANT[variant]) <= fields
+        tta = set(contract.workload_fields(variant, to_accuracy=True))
+        assert tta - fields == set(contract.WORKLOAD_TO_ACCURACY) <= set(TimeToAccuracy.var_space)
+    # The gap is keyed by both of its runs' workloads: a pixel budget or an image size.
+    gap = contract.workload_fields(None)
+    assert set(gap) <= set(SizeShapeGap.var_space)
+    assert set(gap) == set(contract.workload_fields('lrfs')) | set(contract.workload_fields('hrvs'))
+    # Precision, XLA and the step kind define a workload: a bfloat16 run is not a float32 run.
+    assert {'precision', 'jit_compile', 'training_step', 'pixel_budget'} <= set(gap)
 
 
 def test_the_tests_log_the_contract_variables():

@@ -5,11 +5,14 @@ which variant moved."""
 import glob
 import os
 import re
+import types
 
 import yaml
-
 from reframe_runs import read_perflog
 from test_acceptance_workflow import reasons, reframe, ssb_references
+
+from payload import contract
+from reframe_tests import references as test_references
 
 SELECT = ['-n', '(TrainingTest|SizeShapeGap).*scale=single', '--exec-policy=serial']
 
@@ -19,7 +22,20 @@ def gap_records(cwd):
     return read_perflog(path)
 
 
-def test_gap_runs_after_both_variants_and_holds_its_references(tmp_path):
+def gap_test(record, **changed):
+    """What references.for_test reads of a SizeShapeGap: the logged record's workload."""
+    values = {name: record[name] for name in contract.workload_fields(None)}
+    values.update(model='smallcnn', scale='single', **changed)
+    test = type('SizeShapeGap', (), values)()
+    test.current_system = types.SimpleNamespace(name='generic')
+    test.current_partition = types.SimpleNamespace(fullname='generic:default')
+    test.current_environ = types.SimpleNamespace(name='builtin')
+    test.display_name = 'SizeShapeGap %model=smallcnn'
+    return test
+
+
+def test_gap_runs_after_both_variants_and_holds_its_references(tmp_path, monkeypatch):
+    monkeypatch.setattr(test_references, 'reference_prefix', lambda test: str(tmp_path))
     refs = tmp_path / 'references'
     proc = reframe(('generic', 'default', None), tmp_path, refs, '-r', *SELECT)
     assert proc.returncode == 0, proc.stdout[-3000:]
@@ -45,6 +61,18 @@ def test_gap_runs_after_both_variants_and_holds_its_references(tmp_path):
     assert 'SizeShapeGap/generic:default/smallcnn/single' in data['ssb-references']['entries']
 
     assert data['ssb-references']['noise_limit_cv'] == 0.25         # the default, per system
+    # The gap's entry is for the workload of both runs it compared, as theirs are: a gap
+    # reference set at one pixel budget (or image size) does not hold a run at another.
+    gap_key = 'SizeShapeGap/generic:default/smallcnn/single'
+    workload = data['ssb-references']['entries'][gap_key]['workload']
+    assert set(workload) == set(contract.workload_fields(None)), workload
+    assert workload['pixel_budget'] == '65k' and workload['image_size'] == 256
+    lrfs_key = 'generic:default/lrfs/smallcnn/single'
+    assert data['ssb-references']['entries'][lrfs_key]['workload']['epochs'] == workload['epochs']
+    for other, holds in (({}, True), ({'pixel_budget': '360k'}, False),
+                         ({'image_size': 128}, False), ({'hrvs_batching': 'padded'}, False)):
+        test = gap_test(record, **other)
+        assert (test_references.for_test(test) is not None) == holds, other
     assert 'hrvs_lrfs_time_per_mpx_low' not in entry                 # bounds: no reference
 
     # An HR&VS that got slower per megapixel than this machine's: the gap test fails. And a
