@@ -59,6 +59,17 @@ def make_quirky_root(root):
 
 
 @pytest.fixture(scope='session')
+def default_run(tmp_path_factory):
+    """The README's first command as written, ``reframe -c reframe_tests -r``, in a fresh
+    directory (tests/test_reframe_generic.py; tests/test_gap.py builds on its perflogs)."""
+    from reframe_runs import run_reframe
+    cwd = tmp_path_factory.mktemp('rfm')
+    proc = run_reframe('-r', cwd=cwd)
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    return cwd, proc
+
+
+@pytest.fixture(scope='session')
 def tiny_dataset(tmp_path_factory):
     """29 training images (one per class), MAMe layout, small shapes."""
     return make_dataset(tmp_path_factory.mktemp('data') / 'mame')

@@ -12,14 +12,6 @@ from conftest import image_path, make_dataset, make_quirky_root
 from reframe_runs import read_perflog, run_reframe
 
 
-@pytest.fixture(scope='module')
-def default_run(tmp_path_factory):
-    cwd = tmp_path_factory.mktemp('rfm')
-    proc = run_reframe('-r', cwd=cwd)
-    assert proc.returncode == 0, proc.stdout[-5000:]
-    return cwd, proc
-
-
 def test_default_run_logs_both_variants(default_run):
     cwd, proc = default_run
     (perflog,) = glob.glob(os.path.join(cwd, 'perflogs', 'generic', 'default', 'TrainingTest.log'))
