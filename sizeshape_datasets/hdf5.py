@@ -29,7 +29,8 @@ import os
 
 import numpy as np
 
-from sizeshape_datasets import atomic, mame
+from ssb_common import atomic
+from sizeshape_datasets import mame
 
 FORMAT = 'size-shape-bench MAMe pack'
 FORMAT_VERSION = 1

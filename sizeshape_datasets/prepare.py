@@ -20,7 +20,8 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from sizeshape_datasets import atomic, decode, hdf5, shapes
+from ssb_common import atomic
+from sizeshape_datasets import decode, hdf5, shapes
 
 
 def spec(variant, image_size=None, pixel_budget=None, upscale=True):

@@ -5,7 +5,8 @@ import os
 import shutil
 import time
 
-from sizeshape_datasets import atomic, hdf5, mame
+from ssb_common import atomic
+from sizeshape_datasets import hdf5, mame
 
 
 def needed_bytes(records):

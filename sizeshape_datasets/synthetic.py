@@ -23,7 +23,8 @@ import os
 import numpy as np
 from PIL import Image
 
-from sizeshape_datasets import atomic, mame, mame_shapes
+from ssb_common import atomic
+from sizeshape_datasets import mame, mame_shapes
 
 # The 29 MAMe mediums (class names of MAMe_labels.csv), in label order.
 MEDIUMS = [

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from sizeshape_datasets.atomic import umask
+from ssb_common.atomic import umask
 
 from . import __version__, acceptance_judge, drift, reffile, report, resultsdb, webhook
 from .cli import verdict_options

@@ -32,7 +32,7 @@ import reframe.utility.sanity as sn
 import yaml
 
 from payload import contract
-from sizeshape_datasets import atomic
+from ssb_common import atomic
 
 from . import TEST_NAME, __version__, strict_yaml, variables
 from .runs import TESTS, meta_key, normalize

@@ -8,7 +8,8 @@ import sys
 import pytest
 from conftest import REPO, make_dataset, payload_error
 
-from sizeshape_datasets import atomic, mame, stage
+from ssb_common import atomic
+from sizeshape_datasets import mame, stage
 
 
 def cli(module, *args, cwd=REPO):

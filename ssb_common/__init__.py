@@ -1,0 +1,1 @@
+"""Helpers that more than one of the suite's packages use (datasets, references)."""
