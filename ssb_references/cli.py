@@ -7,6 +7,8 @@ import argparse
 import collections
 import sys
 
+from payload import contract
+
 from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, options, perflog,
                propose, reffile, report, resultsdb, stats, variables)
 from .runs import TESTS, index_attrs, key_text, meta_key, select
@@ -162,7 +164,7 @@ def _rule(args):
             'tolerance': f'max(floor, {args.spread_factor:g} x max|run - median|/median) on the '
                          f'worse side; rates: from the steady epoch time; counts: both sides',
             'floors (relative, absolute)': {n: [p.rel_floor, p.abs_floor]
-                                            for n, p in variables.POLICIES.items()}}
+                                            for n, p in contract.BY_NAME.items()}}
     if args.min_tolerance:
         rule['min_tolerance'] = args.min_tolerance
     return rule

@@ -199,7 +199,7 @@ def propose(runs, system, *, min_runs=3, last_n=None, spread_factor=variables.SP
             if variables.policy(name) is not None and variables.policy(name).spread_of:
                 continue                   # an interval's bound: it moves with its variable
             if variables.policy(name) is None:
-                kp.notes.append(f'{name}: no policy (add it to ssb_references/variables.py): '
+                kp.notes.append(f'{name}: no policy (add it to payload/contract.py PERF_VARS): '
                                 f'no reference')
                 continue
             measured = [r.perf[name] for r in key_runs if name in r.perf]

@@ -34,7 +34,7 @@ import yaml
 from payload import contract
 from ssb_common import atomic
 
-from . import TEST_NAME, __version__, strict_yaml, variables
+from . import TEST_NAME, __version__, strict_yaml
 from .runs import TESTS, meta_key, normalize
 
 META_KEY = 'ssb-references'
@@ -216,7 +216,7 @@ def load(path, test=TEST_NAME):
 
 
 def _var_order(name):
-    names = list(variables.POLICIES)
+    names = list(contract.BY_NAME)
     return (names.index(name) if name in names else len(names), name)
 
 

@@ -16,6 +16,8 @@ import csv
 import os
 import statistics
 
+from payload import contract
+
 from . import TEST_NAME, reffile, variables
 from .runs import group, index_attrs, key_text, last
 from .text import markdown, num
@@ -55,7 +57,7 @@ def summary(runs, last_n=5):
     for rs in groups.values():
         for r in rs:
             names += [n for n in r.perf if n not in names]
-    order = list(variables.POLICIES)
+    order = list(contract.BY_NAME)
     names.sort(key=lambda n: (order.index(n) if n in order else len(order), n))
     rows = []
     for sk in subkeys:
@@ -120,7 +122,7 @@ def _pyplot():
 
 
 def _label(name, unit):
-    label = variables.POLICIES[name].title if name in variables.POLICIES else name
+    label = contract.BY_NAME[name].title if name in contract.BY_NAME else name
     return f'{label} ({unit})' if unit else label
 
 

@@ -25,18 +25,15 @@ from payload import contract
 #: Multiplier of the observed spread (max |run - median| / median).
 SPREAD_FACTOR = 3.0
 
-#: Each variable's policy: which way is better, its floors, what it follows (one home:
-#: payload/contract.py, where the tests read the same variables from).
-POLICIES = {v.name: v for v in contract.PERF_VARS}
-
 #: Shown side by side (LR&FS vs HR&VS) and as trends by ``report``.
 REPORT_VARIABLES = ['steady_epoch_time', 'pixel_throughput', 'host_peak_memory',
                     'device_peak_memory']
 
 
 def policy(name):
-    """The variable's policy, or None for a variable nobody has decided about yet."""
-    return POLICIES.get(name)
+    """The variable's policy (which way is better, its floors, what it follows: one home,
+    payload/contract.py), or None for a variable nobody has decided about yet."""
+    return contract.BY_NAME.get(name)
 
 
 #: How ``--tta-aggregate`` can combine the runs of a time-to-accuracy variable.
