@@ -2,11 +2,12 @@
 
 Called by cli.py with validated arguments; every failure it can name is a PayloadError.
 """
+import dataclasses
 import os
 import sys
 import time
 
-from payload import PayloadError, energy, hostlock, protocol, provenance, summarise
+from payload import PayloadError, contract, energy, hostlock, protocol, provenance, summarise
 
 # A run waiting on input for more than this share of its time is input-bound.
 INPUT_BOUND_FRACTION = 0.1
@@ -82,10 +83,10 @@ def run(args):
         resources.check_memory(args, shard, models.MemoryModel(args.model, len(class_names)),
                                limit)
 
+    place = Placement(strategy, strategy_kind, worker, workers, local_replicas)
     out = protocol.worker_records(args.worker_records_dir, worker)
     with local_data.ready(args, shard, class_names, worker) as (shard, local_info):
-        summary = train_and_summarise(args, shard, class_names, worker, workers, local_replicas,
-                                      strategy, strategy_kind, out, val_records)
+        summary = train_and_summarise(args, shard, len(class_names), place, out, val_records)
     summary.update(local_info)
     summary.update(hostlock.summary(lock), timed_end_unix=time.time())
     summary.update({
@@ -115,11 +116,68 @@ def planned_steps(args, shard, local_replicas=1):
     return -(-len(shard) // per_step)
 
 
-def train_and_summarise(args, shard, class_names, worker, workers, local_replicas,
-                        strategy, strategy_kind, out, val_records=None):
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """Where this process trains: its strategy, which worker it is, its local replicas."""
+    strategy: object
+    strategy_kind: str
+    worker: int
+    workers: int
+    local_replicas: int
+
+
+def train_and_summarise(args, shard, classes, place, out, val_records=None):
+    """Train on this worker's shard; the summary's figures of the training itself."""
+    from payload import data, flops, models, resources, train
+
+    make_input, memory_input_s = input_pipeline(args, shard, place.worker)
+    step = train.TrainingStep(place.strategy, lambda: models.build(args.model, classes),
+                              args.learning_rate, args.retracing == 'reduced',
+                              args.precision, args.jit_compile, args.step)
+    try:
+        peak_gflops, peak_source, peak_measure_s = peak(args, step, place.workers,
+                                                        place.local_replicas)
+    except train.WORKER_FAILURES as err:
+        raise worker_died(place.worker, place.workers, 'before training', err) from None
+    meter, unavailable = energy.open_meter()
+    if meter is None:
+        print(f'energy: {unavailable}', file=sys.stderr, flush=True)
+    setup_s = resources.process_age_s()
+    epochs, seen_shapes, validation, clock = train_epochs(
+        args, shard, make_input, step, place, meter, out, val_records)
+
+    summary = summarise.steady_state(epochs, seen_shapes, step)
+    summary.update(summarise.validation(args, epochs, validation, clock))
+    summary.update(settings(args))
+    input_images_per_s = None
+    if args.input_probe_seconds > 0:
+        images, seconds = data.input_capacity(make_input(None), summary['steps_per_epoch'],
+                                              args.input_probe_seconds)
+        input_images_per_s = step.global_sum(images / seconds, place.workers)
+    mean_pixels, max_pixels = summarise.trained_pixels(args, shard)
+    summary.update({
+        'energy_source': meter.name if meter else None,
+        'energy_note': (energy.resolution_note(meter, min(e['seconds'] for e in epochs))
+                        if meter else unavailable),
+        'input_images_per_s': input_images_per_s,
+        'input_bound': summary['input_wait_fraction'] > INPUT_BOUND_FRACTION,
+        'input_bound_fraction': INPUT_BOUND_FRACTION, 'memory_input_s': memory_input_s,
+        'mean_pixels_per_image': mean_pixels, 'max_pixels_per_image': max_pixels,
+        'peak_gflops': peak_gflops, 'peak_source': peak_source,
+        'peak_fraction': summary['gflops_per_s'] / peak_gflops,
+        'flops_convention': flops.CONVENTION, 'flops_count_s': step.flops.seconds,
+        'peak_measure_s': peak_measure_s, 'setup_s': setup_s, 'classes': classes,
+        **placement_summary(args, place),
+    })
+    return summary
+
+
+def input_pipeline(args, shard, worker):
+    """(a function making this worker's tf.data input, the seconds spent reading it into
+    memory with ``--input memory``, else None)."""
     import tensorflow as tf
 
-    from payload import accuracy, data, flops, models, resources, train
+    from payload import data, train
 
     def worker_dataset(_):
         if args.variant == 'lrfs':
@@ -130,96 +188,80 @@ def train_and_summarise(args, shard, class_names, worker, workers, local_replica
                                    args.batch_size, args.seed + worker, args.upscale)
         return data.with_threads(ds, args.input_threads)
 
-    memory_input_s = None
-    if args.input == 'memory':
-        start = time.perf_counter()
-        try:
-            replay = data.in_memory(worker_dataset(None))
-        except tf.errors.OpError as err:
-            raise PayloadError(f'reading input: {train.describe_error(err)}') from None
-        memory_input_s = time.perf_counter() - start
-        make = lambda _: replay          # noqa: E731
-    else:
-        make = worker_dataset
+    if args.input != 'memory':
+        return worker_dataset, None
+    start = time.perf_counter()
+    try:
+        replay = data.in_memory(worker_dataset(None))
+    except tf.errors.OpError as err:
+        raise PayloadError(f'reading input: {train.describe_error(err)}') from None
+    return (lambda _: replay), time.perf_counter() - start
+
+
+def train_epochs(args, shard, make_input, step, place, meter, out, val_records):
+    """Run the epochs (to the target accuracy, where one is set), each emitted as it ends:
+    (the epochs' records, the input shapes met, the validation, the target clock)."""
+    from payload import accuracy, train
+
     # One iterator of the repeated dataset for the whole run, where the steps per epoch
     # are known (reshuffled and re-augmented each repetition as each new epoch was);
     # bucketed batching's epochs end where the data does: an iterator per epoch.
-    steps_per_epoch = planned_steps(args, shard, local_replicas)
+    steps_per_epoch = planned_steps(args, shard, place.local_replicas)
     if steps_per_epoch is None:
-        dataset = strategy.distribute_datasets_from_function(make)
+        dataset = place.strategy.distribute_datasets_from_function(make_input)
     else:
-        dataset = strategy.distribute_datasets_from_function(lambda ctx: make(ctx).repeat())
-    step = train.TrainingStep(strategy, lambda: models.build(args.model, len(class_names)),
-                              args.learning_rate, args.retracing == 'reduced',
-                              args.precision, args.jit_compile, args.step)
-    try:
-        peak_gflops, peak_source, peak_measure_s = peak(args, step, workers, local_replicas)
-    except train.WORKER_FAILURES as err:
-        raise worker_died(worker, workers, 'before training', err) from None
-    meter, unavailable = energy.open_meter()
-    if meter is None:
-        print(f'energy: {unavailable}', file=sys.stderr, flush=True)
-    setup_s = resources.process_age_s()
+        dataset = place.strategy.distribute_datasets_from_function(
+            lambda ctx: make_input(ctx).repeat())
     progress = (train.Progress(args.progress_seconds, args.epochs, steps_per_epoch,
-                               args.batch_size * strategy.num_replicas_in_sync)
-                if worker == 0 else None)
+                               args.batch_size * place.strategy.num_replicas_in_sync)
+                if place.worker == 0 else None)
     clock = accuracy.TargetClock(args.target_accuracy)
     clock.start()                                       # the first touch of the data
     iterator = None if steps_per_epoch is None else iter(dataset)
-    validation = (accuracy.Validation(args, step, val_records, worker, workers, local_replicas)
+    validation = (accuracy.Validation(args, step, val_records, place.worker, place.workers,
+                                      place.local_replicas)
                   if args.validate else None)
     seen_shapes, epochs = set(), []
     for epoch in range(1, args.epochs + 1):
         try:
-            epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, workers, progress,
-                                          energy.EpochEnergy(meter), iterator, steps_per_epoch))
+            epochs.append(train.run_epoch(epoch, dataset, step, seen_shapes, place.workers,
+                                          progress, energy.EpochEnergy(meter), iterator,
+                                          steps_per_epoch))
             if validation:
                 epochs[-1].update(validation.evaluate())
                 epochs[-1]['elapsed_s'] = clock.elapsed()
         except train.WORKER_FAILURES as err:
-            raise worker_died(worker, workers, f'in epoch {epoch}', err) from None
-        protocol.emit(protocol.EPOCH_TAG, {'worker': worker, **epochs[-1]}, out)
+            raise worker_died(place.worker, place.workers, f'in epoch {epoch}', err) from None
+        protocol.emit(protocol.EPOCH_TAG, {'worker': place.worker, **epochs[-1]}, out)
         # Steady-state figures need a second epoch, even when the first reached the target.
         if (validation and clock.reached(epoch, epochs[-1]['val_accuracy'],
                                          epochs[-1]['elapsed_s']) and epoch >= 2):
             break
-    summary = summarise.steady_state(epochs, seen_shapes, step)
-    summary.update(summarise.validation(args, epochs, validation, clock))
-    input_images_per_s = None
-    if args.input_probe_seconds > 0:
-        images, seconds = data.input_capacity(worker_dataset(None), summary['steps_per_epoch'],
-                                              args.input_probe_seconds)
-        input_images_per_s = step.global_sum(images / seconds, workers)
-    mean_pixels, max_pixels = summarise.trained_pixels(args, shard)
-    summary.update({
-        'energy_source': meter.name if meter else None,
-        'energy_note': (energy.resolution_note(meter, min(e['seconds'] for e in epochs))
-                        if meter else unavailable),
-        'input_images_per_s': input_images_per_s,
-        'input_bound': summary['input_wait_fraction'] > INPUT_BOUND_FRACTION,
-        'input_bound_fraction': INPUT_BOUND_FRACTION,
-        'mean_pixels_per_image': mean_pixels, 'max_pixels_per_image': max_pixels,
-        'peak_gflops': peak_gflops, 'peak_source': peak_source,
-        'peak_fraction': summary['gflops_per_s'] / peak_gflops,
-        'flops_convention': flops.CONVENTION, 'flops_count_s': step.flops.seconds,
-        'peak_measure_s': peak_measure_s, 'setup_s': setup_s,
-        'precision': args.precision, 'jit_compile': args.jit_compile, 'input': args.input,
-        'memory_input_s': memory_input_s,
-        'worker': worker, 'workers': workers, 'replicas': strategy.num_replicas_in_sync,
-        'strategy': strategy_kind, 'variant': args.variant, 'model': args.model,
-        'batch_size': args.batch_size, 'global_batch_size': args.batch_size * strategy.num_replicas_in_sync,
-        'subset': args.subset, 'classes': len(class_names),
-        'image_size': args.image_size if args.variant == 'lrfs' else None,
-        'crop_size': args.crop_size if args.variant == 'lrfs' else None,
-        'pixel_budget': args.pixel_budget if args.variant == 'hrvs' else None,
-        'upscale': args.upscale if args.variant == 'hrvs' else None,
-        'hrvs_batching': args.hrvs_batching if args.variant == 'hrvs' else None,
-        'retracing': args.retracing, 'step': args.step, 'seed': args.seed,
-        'input_threads': args.input_threads,
+    return epochs, seen_shapes, validation, clock
+
+
+def settings(args):
+    """The options the summary echoes (payload/contract.py); a variant's own are None in the
+    other variant's runs."""
+    echoed = {name: getattr(args, name) for name in contract.SUMMARY_SETTINGS}
+    for variant, names in contract.SUMMARY_SETTINGS_OF_VARIANT.items():
+        echoed.update({name: getattr(args, name) if args.variant == variant else None
+                       for name in names})
+    return echoed
+
+
+def placement_summary(args, place):
+    """Where the run trained: workers, replicas, threads and devices."""
+    import tensorflow as tf
+
+    from payload import resources
+    replicas = place.strategy.num_replicas_in_sync
+    return {
+        'worker': place.worker, 'workers': place.workers, 'replicas': replicas,
+        'strategy': place.strategy_kind, 'global_batch_size': args.batch_size * replicas,
         'intra_op_threads': tf.config.threading.get_intra_op_parallelism_threads(),
         'inter_op_threads': tf.config.threading.get_inter_op_parallelism_threads(),
         'cpus_available': len(os.sched_getaffinity(0)),
         'device_memory': None if resources.gpus() else resources.DEVICE_MEMORY_ON_CPU,
         'devices': resources.device_names(), 'versions': resources.versions(),
-    })
-    return summary
+    }

@@ -97,3 +97,20 @@ def test_the_tests_log_the_contract_variables():
         else:
             assert v.name in gap.RATIOS, v.name
     assert gap.PER_EPOCH <= set(gap.RATIOS)
+
+
+def test_the_summary_keys_are_the_contract(tiny_dataset):
+    """The payload's SSB-SUMMARY holds exactly the contract's keys (both variants: each echoes
+    its own settings and None for the other's), and every variable read from it exists."""
+    from conftest import run_payload
+    from test_step import summary_of
+    common = ['--data-dir', tiny_dataset, '--epochs', '2', '--input-probe-seconds', '0']
+    lrfs = summary_of(run_payload('--variant', 'lrfs', '--batch-size', '8', '--image-size', '64',
+                                  '--crop-size', '56', *common))
+    hrvs = summary_of(run_payload('--variant', 'hrvs', '--pixel-budget', '8k', *common))
+    for summary in (lrfs, hrvs):
+        assert set(summary) == contract.SUMMARY_KEYS, set(summary) ^ contract.SUMMARY_KEYS
+    assert (lrfs['crop_size'], lrfs['pixel_budget'], hrvs['crop_size']) == (56, None, None)
+    assert hrvs['hrvs_batching'] == 'single' and hrvs['upscale'] is True
+    keys = {v.key for v in contract.PERF_VARS if v.key}
+    assert keys <= contract.SUMMARY_KEYS, keys - contract.SUMMARY_KEYS
