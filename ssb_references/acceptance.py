@@ -22,7 +22,8 @@ import tempfile
 
 from ssb_common.atomic import umask
 
-from . import __version__, acceptance_judge, drift, reffile, report, resultsdb, webhook
+from . import (__version__, acceptance_judge, drift, reffile, report, report_plots, resultsdb,
+               webhook)
 from .cli import verdict_options
 from .runs import TESTS, index_attrs
 
@@ -292,7 +293,7 @@ def write_report(db, summary, out_dir, refs_dir):
         if runs:
             refs = reffile.load(reffile.path_for(refs_dir, system))
             report.write_report(runs, refs, os.path.join(out_dir, 'report'), system)
-    except (report.PlotError, resultsdb.ResultsDBError, reffile.RefFileError) as err:
+    except (report_plots.PlotError, resultsdb.ResultsDBError, reffile.RefFileError) as err:
         summary['notes'].append(f'report not drawn: {err}')
 
 

@@ -10,7 +10,7 @@ import sys
 from payload import contract
 
 from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, options, perflog,
-               propose, reffile, report, resultsdb, stats, variables)
+               propose, reffile, report, report_plots, resultsdb, stats, variables)
 from .runs import TESTS, index_attrs, key_text, meta_key, select
 from .text import table
 
@@ -298,7 +298,7 @@ COMMANDS = {'propose': cmd_propose, 'diff': cmd_diff, 'update': cmd_update,
             'drift': cmd_drift, 'report': cmd_report, 'compare': cmd_compare}
 
 ERRORS = (UsageError, ValueError, propose.Refusal, reffile.RefFileError, perflog.PerflogError,
-          resultsdb.ResultsDBError, report.PlotError, compare.CompareError, OSError)
+          resultsdb.ResultsDBError, report_plots.PlotError, compare.CompareError, OSError)
 
 
 def main(argv=None):

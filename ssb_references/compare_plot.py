@@ -5,7 +5,7 @@ from payload import contract
 
 from . import stats
 from .compare_out import GAP
-from .report import PlotError, _pyplot
+from .report_plots import PlotError, pyplot
 
 PANELS = ['throughput', 'pixel_throughput', 'steady_epoch_time', 'host_peak_memory', GAP]
 # Paul Tol's bright scheme (colour-blind safe) and hatches that differ in grey.
@@ -14,7 +14,7 @@ HATCHES = ['', '///', '...', 'xxx', '\\\\\\', 'ooo']
 
 
 def plot(comparison, path):
-    plt = _pyplot()
+    plt = pyplot()
     c = comparison
     names = [n for n in PANELS if any(r.variable == n for r in c.rows)]
     if not names:

@@ -167,3 +167,18 @@ def last(groups, n):
     if n is None:
         return groups
     return {k: v[-n:] for k, v in groups.items()}
+
+
+def without_variant(key):
+    """(partition, model, ...): a key of ``group`` without its variant."""
+    return (key[0],) + key[2:]
+
+
+def unit_of(runs, name):
+    """The unit the runs log ``name`` in ('' where none has it)."""
+    return next((r.perf[name][1] for r in runs if name in r.perf), '')
+
+
+def curve(run, name):
+    """A per-epoch field of a run (comma-separated in the perflog), as floats."""
+    return [float(x) for x in (run.get(name) or '').split(',') if x]
