@@ -10,40 +10,10 @@ import sys
 from payload import contract
 
 from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, options, perflog,
-               propose, reffile, report, report_plots, resultsdb, stats, variables)
-from .runs import TESTS, index_attrs, key_text, meta_key, select
+               propose, reffile, report, report_plots, resultsdb, sources, stats, variables)
+from .options import UsageError
+from .runs import TESTS, index_attrs, key_text, meta_key
 from .text import table
-
-
-class UsageError(Exception):
-    pass
-
-
-def _sources(p):
-    g = p.add_argument_group('runs to read (default: the perflogs under ./perflogs)')
-    g.add_argument('--system', help='the system (default: the only one found)')
-    g.add_argument('--perflog-dir', default='perflogs', metavar='DIR',
-                   help='ReFrame perflog directory: DIR/<system>/<partition>/%s.log' % TEST_NAME)
-    g.add_argument('--perflog', action='append', metavar='FILE',
-                   help='a perflog file (repeatable) instead of --perflog-dir')
-    g.add_argument('--db', metavar='FILE',
-                   help="ReFrame's results database (storage/sqlite_db_file) instead of perflogs")
-    g.add_argument('--session', action='append', metavar='UUID',
-                   help='with --db: only these stored sessions (repeatable)')
-    g.add_argument('--environ', help='only runs in this programming environment')
-    g.add_argument('--since', type=options.past_time,
-                   help='only runs completed at or after this ISO date/time (UTC)')
-    g.add_argument('--until', type=options.any_time,
-                   help='only runs completed at or before this ISO date/time (UTC)')
-    g.add_argument('--where', action='append', metavar='NAME=VALUE', default=[],
-                   help='only runs whose logged test variable NAME is VALUE (repeatable), '
-                   'e.g. epochs=3')
-    g.add_argument('--ignore-other-systems', action='store_true',
-                   help='drop runs of other systems instead of refusing')
-    p.add_argument('--reference-dir', metavar='DIR',
-                   help='where <system>.yaml lives (default: <ReFrame reference prefix>/%s: '
-                   '$%s, else %s/ of the checkout this runs in)'
-                   % (reffile.SUBDIR, reffile.PREFIX_ENV, reffile.TESTS_DIR))
 
 
 def _proposal_options(p):
@@ -52,7 +22,8 @@ def _proposal_options(p):
                    help='use the newest N runs of each partition x variant x model (default 5)')
     g.add_argument('--min-runs', type=options.count, default=3, metavar='N',
                    help='refuse keys with fewer runs (default 3)')
-    g.add_argument('--spread-factor', type=options.non_negative, default=variables.SPREAD_FACTOR, metavar='K',
+    g.add_argument('--spread-factor', type=options.non_negative, default=variables.SPREAD_FACTOR,
+                   metavar='K',
                    help='tolerance >= K x the largest relative distance from the median '
                    '(default %g)' % variables.SPREAD_FACTOR)
     g.add_argument('--min-tolerance', type=options.non_negative, default=0.0, metavar='FRACTION',
@@ -96,7 +67,7 @@ def parser():
     subs = {}
     for name, help_text in cmds.items():
         subs[name] = sp = sub.add_parser(name, help=help_text, description=help_text)
-        _sources(sp)
+        sources.add_options(sp)
     for name in ('propose', 'diff', 'update'):
         _proposal_options(subs[name])
     for name in ('propose', 'diff', 'update', 'report'):
@@ -116,46 +87,6 @@ def parser():
     help_text = 'systems side by side, or one system before and after: ratios with intervals'
     compare_cli.add_arguments(sub.add_parser('compare', help=help_text, description=help_text))
     return p
-
-
-def load_runs(args):
-    """(system, the runs selected; other systems' runs stay in for propose's check)."""
-    if args.session and not args.db:
-        raise UsageError('--session needs --db')
-    if args.since is not None and args.until is not None and args.since > args.until:
-        raise UsageError('--since is after --until: no run can be in between')
-    if args.db:
-        runs = [r for test in TESTS for r in
-                resultsdb.read(args.db, test, sessions=set(args.session or []) or None)]
-        source = args.db
-    elif args.perflog:
-        runs = [r for path in args.perflog
-                for r in perflog.read([path], perflog.test_of(path))]
-        source = ', '.join(args.perflog)
-    else:
-        runs = [r for test in TESTS
-                for r in perflog.read(perflog.files(args.perflog_dir, args.system, test), test)]
-        if not runs:
-            where = f'{args.perflog_dir}/{args.system or "*"}/*/{TEST_NAME}.log'
-            raise UsageError(f'no perflogs {where}: run the suite first, or pass --perflog or --db')
-        source = args.perflog_dir
-    systems = sorted({r.system for r in runs})
-    system = args.system
-    if system is None:
-        if len(systems) != 1:
-            raise UsageError(f'{source}: runs of {len(systems)} systems ({", ".join(systems)}): '
-                             f'pass --system' if systems else f'{source}: no {TEST_NAME} runs')
-        system = systems[0]
-    if args.db or args.ignore_other_systems:
-        runs = [r for r in runs if r.system == system]    # a results DB holds every system
-    where = {}
-    for item in args.where:
-        name, sep, value = item.partition('=')
-        if not sep or not name:
-            raise UsageError(f'--where {item!r}: expected NAME=VALUE')
-        where[name] = value
-    keep = select(runs, environ=args.environ, since=args.since, until=args.until, where=where)
-    return system, keep
 
 
 def _rule(args):
@@ -214,7 +145,7 @@ def _notes(proposals, skipped, out):
 
 
 def cmd_propose(args):
-    system, runs = load_runs(args)
+    system, runs = sources.load_runs(args)
     proposals, skipped, old, path, data = _propose(args, system, runs)
     _notes(proposals, skipped, sys.stderr)
     sys.stdout.write(reffile.dump(data))
@@ -222,7 +153,7 @@ def cmd_propose(args):
 
 
 def cmd_diff(args):
-    system, runs = load_runs(args)
+    system, runs = sources.load_runs(args)
     proposals, skipped, old, path, data = _propose(args, system, runs)
     exists = any(o is not None for o in old.values())
     print(f'{path}: {"current" if exists else "no file yet"} vs proposed '
@@ -233,7 +164,7 @@ def cmd_diff(args):
 
 
 def cmd_update(args):
-    system, runs = load_runs(args)
+    system, runs = sources.load_runs(args)
     proposals, skipped, old, path, data = _propose(args, system, runs)
     print(_diff(old, proposals, args.replace))
     _notes(proposals, skipped, sys.stdout)
@@ -245,7 +176,7 @@ def cmd_update(args):
 
 
 def cmd_drift(args):
-    system, runs = load_runs(args)
+    system, runs = sources.load_runs(args)
     runs = [r for r in runs if r.system == system]
     path = reffile.path_for(reffile.reference_dir(args.reference_dir), system)
     verdicts = []
@@ -271,7 +202,7 @@ def cmd_drift(args):
 
 
 def cmd_report(args):
-    system, runs = load_runs(args)
+    system, runs = sources.load_runs(args)
     runs = [r for r in runs if r.system == system]
     if not runs:
         raise UsageError(f'no runs of {system!r} selected')

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from payload import contract
 
-from . import perflog, resultsdb, stats
+from . import stats
 from .runs import parse_time
 
 #: With fewer runs on a side: no interval and no significance mark (two values give a
@@ -79,29 +79,6 @@ class Comparison:
     left_out: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     described: dict = field(default_factory=dict)   # side -> what it holds
-
-
-# Reading the runs.
-
-def read_sources(perflog_dirs=(), perflogs=(), dbs=()):
-    """The runs of the compared tests in every source, each run once."""
-    runs = []
-    for d in perflog_dirs:
-        for test in TESTS:
-            runs += perflog.read(perflog.files(d, None, test), test)
-    for path in perflogs:
-        test = perflog.test_of(path)
-        runs += perflog.read([path], test) if test in TESTS else []
-    for db in dbs:
-        for test in TESTS:
-            runs += resultsdb.read(db, test)
-    seen, unique = set(), []
-    for r in sorted(runs, key=lambda r: r.time):
-        ident = (r.partition, r.test, r.get('name'), round(r.time, 3), signature(r))
-        if ident not in seen:        # a run in a perflog and in the results DB
-            seen.add(ident)
-            unique.append(r)
-    return unique
 
 
 def _of_system(runs, name):

@@ -3,7 +3,7 @@ it; the comparison is compare.py's, the files compare_out.py's and compare_plot.
 import argparse
 import os
 
-from . import compare, compare_out, options, stats
+from . import compare, compare_out, options, sources, stats
 
 
 def add_arguments(p):
@@ -58,7 +58,7 @@ def run(args, out):
         raise compare.CompareError('name at least two systems (--system A --system B), or '
                                    'give --before and --after')
     dirs = args.perflog_dir or ([] if args.perflog or args.db else ['perflogs'])
-    runs = compare.read_sources(dirs, args.perflog, args.db)
+    runs = sources.read_all(dirs, args.perflog, args.db)
     if not runs:
         raise compare.CompareError(f'no TrainingTest or SizeShapeGap runs in '
                                    f'{", ".join(dirs + args.perflog + args.db)}')

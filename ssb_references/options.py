@@ -8,6 +8,10 @@ import time
 from .runs import parse_time
 
 
+class UsageError(ValueError):
+    """Options that cannot go together, or that select nothing."""
+
+
 def count(text):
     """A whole number of at least 1."""
     try:
