@@ -9,21 +9,16 @@ Exit status: 0 nothing regressed; 1 performance drift; 2 tests failed to run (or
 command could not run them: another run holds the lock, ReFrame would not start, ...).
 """
 import argparse
-import datetime
-import fcntl
 import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
 
-from ssb_common.atomic import umask
-
-from . import (__version__, acceptance_judge, drift, reffile, report, report_plots, resultsdb,
-               webhook)
+from . import (__version__, acceptance_judge, drift, outdir, reffile, report, report_plots,
+               resultsdb, webhook)
 from .cli import verdict_options
 from .runs import TESTS, index_attrs
 
@@ -91,57 +86,6 @@ def without_traceback(text):
     return head + ''.join(last)
 
 
-def own_dir(path, follow=False):
-    """Make the directory ``path`` or check the one there: the files this command writes in
-    it must not be links that another user planted (``--out`` is often shared). Refused: a
-    symbolic link (unless ``follow``: ``--out`` itself), anything not a directory, and a
-    directory every user may write to without the sticky bit."""
-    os.makedirs(path, exist_ok=True)
-    st = os.stat(path) if follow else os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        raise Failure(f'{path} is a symbolic link: refusing to follow it (remove it)')
-    if not stat.S_ISDIR(st.st_mode):
-        raise Failure(f'{path} is not a directory')
-    if st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
-        raise Failure(f'{path} is writable by every user and has no sticky bit: anyone could '
-                      f'plant links in it; chmod o-w (or +t) it first')
-    return path
-
-
-class Lock:
-    """An exclusive lock on DIR/.lock; says who holds it when it is taken."""
-
-    def __init__(self, out):
-        self.path = os.path.join(out, '.lock')
-
-    def __enter__(self):
-        try:
-            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        except OSError:
-            if os.path.islink(self.path):
-                raise Failure(f'{self.path} is a symbolic link: refusing to follow it '
-                              f'(remove it)') from None
-            raise
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(self.fd, 200, 0).decode(errors='replace').strip() or 'unknown'
-            os.close(self.fd)
-            raise Failure(f'another ssb-acceptance run holds {self.path} ({holder}); '
-                          f'not starting a second one on the same --out') from None
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, f'pid {os.getpid()} on {os.uname().nodename}, since '
-                           f'{_now():%Y-%m-%dT%H:%M:%SZ}\n'.encode(), 0)
-        return self
-
-    def __exit__(self, *exc):
-        os.close(self.fd)          # releases the lock
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc)
-
-
 def reframe_base(args):
     """``reframe`` with the tests, the configuration and the system, no action yet."""
     cmd = [os.path.join(os.path.dirname(sys.executable), 'reframe'), '-c', args.checks]
@@ -182,34 +126,23 @@ def performance_compare(args, env, base, new, workdir):
     return proc.stdout if proc.returncode == 0 else ''
 
 
-def publish(out, partial, stamp):
-    """Move the finished report into place and point DIR/latest at it (both atomic)."""
-    final = os.path.join(out, 'reports', stamp)
-    os.chmod(partial, 0o777 & ~umask())        # mkdtemp made it private to its owner
-    os.rename(partial, final)
-    link = os.path.join(out, f'.latest-{os.getpid()}')
-    os.symlink(os.path.relpath(final, out), link)
-    os.replace(link, os.path.join(out, 'latest'))
-    return final
-
-
 def run(args, extra):
     args.checks = os.path.abspath(args.checks)
     if not os.path.isfile(os.path.join(args.checks, 'training.py')):
         raise Failure(f'no size-shape-bench tests in {args.checks}: run from the repository '
                       f'root or pass --checks DIR')
-    out = own_dir(os.path.abspath(args.out), follow=True)
-    own_dir(os.path.join(out, 'reports'))
-    with Lock(out):
+    out = outdir.own_dir(os.path.abspath(args.out), follow=True)
+    outdir.own_dir(os.path.join(out, 'reports'))
+    with outdir.Lock(out):
         # A run killed mid-way left only an incomplete directory: never a report.
         for name in os.listdir(os.path.join(out, 'reports')):
             if name.startswith('.incomplete-'):
                 shutil.rmtree(os.path.join(out, 'reports', name), ignore_errors=True)
-        stamp = _now().strftime('%Y%m%dT%H%M%SZ')
+        stamp = outdir.now().strftime('%Y%m%dT%H%M%SZ')
         # A new directory of its own: nothing planted in it to write through.
         partial = tempfile.mkdtemp(prefix=f'.incomplete-{stamp}-',
                                    dir=os.path.join(out, 'reports'))
-        workdir = own_dir(os.path.join(out, 'reframe'))
+        workdir = outdir.own_dir(os.path.join(out, 'reframe'))
         env = dict(os.environ, RFM_ENABLE_RESULTS_STORAGE='1')
         if args.db:
             env['RFM_SQLITE_DB_FILE'] = os.path.abspath(args.db)
@@ -261,7 +194,7 @@ def run(args, extra):
             json.dump(summary, f, indent=1, sort_keys=True)
         with open(os.path.join(partial, 'summary.txt'), 'w') as f:
             f.write(acceptance_judge.render(summary))
-        publish(out, partial, stamp)
+        outdir.publish(out, partial, stamp)
         return summary
 
 
@@ -311,7 +244,7 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         summary = run(args, extra)
-    except (Failure, OSError, ValueError, resultsdb.ResultsDBError) as err:
+    except (Failure, outdir.OutDirError, OSError, ValueError, resultsdb.ResultsDBError) as err:
         # ValueError: a report file or database ReFrame left unreadable.
         print(f'ssb-acceptance: error: {err}', file=sys.stderr)
         return acceptance_judge.NOT_RUN
