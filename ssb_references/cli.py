@@ -10,7 +10,8 @@ import sys
 from payload import contract
 
 from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, options, perflog,
-               propose, reffile, report, report_plots, resultsdb, sources, stats, variables)
+               propose, reffile, refwrite, report, report_plots, resultsdb, sources, stats,
+               variables)
 from .options import UsageError
 from .runs import TESTS, index_attrs, key_text, meta_key
 from .text import table
@@ -123,7 +124,7 @@ def _propose(args, system, runs):
                             [r for r in runs if r.test == test])
         if olds[test] is not None and not mine:
             index = olds[test].index[1:]
-        data = reffile.build(system, proposals.get(test, {}), index, olds[test], args.replace,
+        data = refwrite.build(system, proposals.get(test, {}), index, olds[test], args.replace,
                              _rule(args), test=test, data=data)
     return proposals, skipped, olds, path, data
 
@@ -148,7 +149,7 @@ def cmd_propose(args):
     system, runs = sources.load_runs(args)
     proposals, skipped, old, path, data = _propose(args, system, runs)
     _notes(proposals, skipped, sys.stderr)
-    sys.stdout.write(reffile.dump(data))
+    sys.stdout.write(refwrite.dump(data))
     return 0
 
 
@@ -168,7 +169,7 @@ def cmd_update(args):
     proposals, skipped, old, path, data = _propose(args, system, runs)
     print(_diff(old, proposals, args.replace))
     _notes(proposals, skipped, sys.stdout)
-    saved = reffile.write(path, reffile.dump(data))
+    saved = refwrite.write(path, refwrite.dump(data))
     if saved:
         print(f'previous references kept as {saved}')
     print(f'wrote {path}')

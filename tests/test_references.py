@@ -10,7 +10,7 @@ import yaml
 from reframe.core.exceptions import ReferenceParseError
 
 from reframe_tests import references as test_references
-from ssb_references import cli, drift, perflog, propose, reffile, resultsdb
+from ssb_references import cli, drift, perflog, propose, reffile, refwrite, resultsdb
 
 T0 = 1_800_000_000.0
 SYNTH = 'synthetic-mame images_per_class=2 val_per_class=1 scale=0.05 seed=0'
@@ -395,7 +395,7 @@ def test_write_is_atomic_and_refuses_unreadable_text(tmp_path):
     path = tmp_path / 'generic.yaml'
     path.write_text('TrainingTest: {}\n')
     with pytest.raises(reffile.RefFileError, match='malformed'):
-        reffile.write(str(path), 'TrainingTest: [')
+        refwrite.write(str(path), 'TrainingTest: [')
     assert path.read_text() == 'TrainingTest: {}\n'
     assert sorted(os.listdir(tmp_path)) == ['generic.yaml']     # no temporary, no history
 
@@ -591,7 +591,7 @@ def test_drift_options_are_checked(tmp_path, capsys, perflog_dir):
 def test_a_reference_without_runs_is_reported(tmp_path):
     runs = runs_of([record(0.5, i) for i in range(3)], tmp_path)
     (kp,) = propose.propose(runs, 'generic')[0].values()
-    refs = reffile.parse(reffile.dump(reffile.build('generic', {kp.key: kp},
+    refs = reffile.parse(refwrite.dump(refwrite.build('generic', {kp.key: kp},
                                                     ['variant', 'model', 'scale'])), 'x.yaml')
     assert {r.status for r in drift.drift(refs, [], [])} == {'no runs'}
 
