@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -100,3 +101,14 @@ def slurm():
         if os.environ.get('SSB_REQUIRE_SLURM') == '1':
             pytest.fail(message)
         pytest.skip(message)
+
+
+def stand_in_test(class_name, display_name, **values):
+    """What the tests' reference hook (reframe_tests/references.py) reads of a test: its
+    variables, and where it runs (generic:default, builtin)."""
+    test = type(class_name, (), values)()
+    test.current_system = types.SimpleNamespace(name='generic')
+    test.current_partition = types.SimpleNamespace(fullname='generic:default')
+    test.current_environ = types.SimpleNamespace(name='builtin')
+    test.display_name = display_name
+    return test

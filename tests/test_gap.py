@@ -5,10 +5,10 @@ which variant moved."""
 import glob
 import os
 import re
-import types
 
 import yaml
 
+from conftest import stand_in_test
 from payload import contract
 from reframe_runs import read_perflog
 from reframe_tests import references as test_references
@@ -26,12 +26,7 @@ def gap_test(record, **changed):
     """What references.for_test reads of a SizeShapeGap: the logged record's workload."""
     values = {name: record[name] for name in contract.workload_fields(None)}
     values.update(model='smallcnn', scale='single', **changed)
-    test = type('SizeShapeGap', (), values)()
-    test.current_system = types.SimpleNamespace(name='generic')
-    test.current_partition = types.SimpleNamespace(fullname='generic:default')
-    test.current_environ = types.SimpleNamespace(name='builtin')
-    test.display_name = 'SizeShapeGap %model=smallcnn'
-    return test
+    return stand_in_test('SizeShapeGap', 'SizeShapeGap %model=smallcnn', **values)
 
 
 def test_gap_runs_after_both_variants_and_holds_its_references(default_run, tmp_path,

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from reframe.core.exceptions import ReferenceParseError
 
+from conftest import stand_in_test
 from reframe_tests import references as test_references
 from ssb_references import cli, drift, perflog, propose, reffile, refwrite, resultsdb
 
@@ -457,12 +458,7 @@ def fake_test(epochs=3, **attrs):
                   image_size=256, crop_size=224, precision='float32', jit_compile=False,
                   training_step='split')
     values.update(attrs)
-    test = type('TrainingTest', (), values)()
-    test.current_system = types.SimpleNamespace(name='generic')
-    test.current_partition = types.SimpleNamespace(fullname='generic:default')
-    test.current_environ = types.SimpleNamespace(name='builtin')
-    test.display_name = 'TrainingTest %variant=lrfs'
-    return test
+    return stand_in_test('TrainingTest', 'TrainingTest %variant=lrfs', **values)
 
 
 def test_hook_points_at_the_system_file_only_for_its_workload(tmp_path, capsys, perflog_dir,
