@@ -1,5 +1,6 @@
-"""The documentation names only options that the code has, and the code has none that the
-documentation leaves out: the command-line options of the payload and the tools.
+"""The documentation names only options and variables that the code has, and the code has
+none that the documentation leaves out: the command-line options of the payload and the
+tools, and the ReFrame test variables (``-S``).
 
 Options are read from the markdown's code: a command (in a code block or an inline span)
 gives its options to the program it runs (``python -m payload``, ``ssb-references drift``,
@@ -9,11 +10,14 @@ import argparse
 import ast
 import functools
 import glob
+import importlib
 import os
+import pkgutil
 import re
 import subprocess
 
 import pytest
+import reframe as rfm
 
 from conftest import REPO
 from payload import cli as payload_cli
@@ -259,3 +263,96 @@ def test_the_payload_table_gives_the_defaults():
             if not ok:
                 wrong.append(f'{option}: docs {default}, code {action.default!r}')
     assert checked > 10 and not wrong, wrong
+
+
+# ReFrame test variables (-S, -P).
+
+SET_VARIABLE = re.compile(r'(?<![\w-])-[SP]\s+(?:(\w+)\.)?([a-z_]\w*)=')
+QUALIFIED = re.compile(r'^(\w+)\.(\w+)(?:=.*)?$')
+PLAIN = re.compile(r'^(\w+)(?:=.*)?$')
+
+
+@functools.cache
+def suite_classes():
+    """{name: class} of every ReFrame test and plugin in reframe_tests/."""
+    import reframe_tests
+    classes = {}
+    for info in pkgutil.iter_modules(reframe_tests.__path__):
+        module = importlib.import_module(f'reframe_tests.{info.name}')
+        for name, obj in vars(module).items():
+            if isinstance(obj, type) and obj.__module__ == module.__name__ and \
+                    issubclass(obj, (rfm.RegressionTest, rfm.RegressionTestPlugin)):
+                classes[name] = obj
+    return classes
+
+
+def own_variables(cls):
+    """The variables ``cls`` declares beyond ReFrame's own."""
+    return set(cls.var_space) - set(rfm.RegressionTest.var_space)
+
+
+def variable_mentions(path):
+    """[(test class or None, variable)] that ``path`` sets with -S or -P, or names in code
+    alone (``epochs``, ``SyntheticMAMe.seed=0``)."""
+    text = read(path)
+    lines, spans, _ = code_of(text)
+    found = SET_VARIABLE.findall(text)
+    for code in spans + lines:
+        qualified, plain = QUALIFIED.match(code), PLAIN.match(code)
+        if qualified and qualified[1] in suite_classes():
+            found.append(qualified.groups())
+        elif plain:
+            found.append(('', plain[1]))
+    return [(cls or None, name) for cls, name in found]
+
+
+def metrics_variable_list():
+    """{variable: its default as the docs give it, or None}: the list in docs/metrics.md."""
+    text = read(os.path.join(REPO, 'docs', 'metrics.md'))
+    (item,) = re.findall(r'^- Variables \(`-S NAME=VALUE`\):(.*?)(?=^- )', text, re.M | re.S)
+    said = {}
+    for match in re.finditer(r'`(\w+)`(?: \(([^()]*(?:\([^()]*\)[^()]*)*)\))?', item):
+        first = re.match(r'`([^`]+)`|(\d[\w.]*)', match[2] or '')
+        said[match[1]] = (first[1] or first[2]) if first else None
+    return said
+
+
+def test_every_test_variable_the_docs_name_exists():
+    classes = suite_classes()
+    every = set().union(*(own_variables(c) for c in classes.values()))
+    unknown = []
+    for path in DOCS:
+        text = read(path)
+        for cls, name in SET_VARIABLE.findall(text):
+            if name not in every or cls and (cls not in classes or
+                                             name not in own_variables(classes[cls])):
+                unknown.append(f'{doc_name(path)}: -S {cls + "." if cls else ""}{name}')
+        for cls, name in variable_mentions(path):
+            if cls and name not in own_variables(classes[cls]):
+                unknown.append(f'{doc_name(path)}: {cls}.{name}')
+    unknown += [f'metrics.md: {name}' for name in metrics_variable_list() if name not in every]
+    assert not unknown, f'test variables the tests do not have: {unknown}'
+
+
+def test_the_variable_list_gives_the_defaults():
+    """docs/metrics.md's list of -S variables: each default it gives is the variable's."""
+    from reframe_tests.training import TrainingTest
+    said = metrics_variable_list()
+    assert {'epochs', 'pixel_budget', 'timing_lock', 'subset'} <= set(said)
+    wrong = []
+    for name, default in said.items():
+        if default is None or name not in TrainingTest.var_space:
+            continue
+        value = TrainingTest.var_space[name].default_value
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        if shown != default:
+            wrong.append(f'{name}: docs {default}, code {shown}')
+    assert not wrong, wrong
+
+
+def test_every_test_variable_is_documented():
+    mentioned = {m for path in DOCS for m in variable_mentions(path)}
+    missing = [f'{name}.{var}' for name, cls in suite_classes().items()
+               for var in sorted(own_variables(cls))
+               if (name, var) not in mentioned and (None, var) not in mentioned]
+    assert not missing, f'test variables no document names: {missing}'
