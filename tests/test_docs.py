@@ -1,6 +1,6 @@
 """The documentation names only options and variables that the code has, and the code has
 none that the documentation leaves out: the command-line options of the payload and the
-tools, and the ReFrame test variables (``-S``).
+tools, the ReFrame test variables (``-S``) and the performance variables.
 
 Options are read from the markdown's code: a command (in a code block or an inline span)
 gives its options to the program it runs (``python -m payload``, ``ssb-references drift``,
@@ -21,7 +21,9 @@ import reframe as rfm
 
 from conftest import REPO
 from payload import cli as payload_cli
+from payload import contract
 from reframe_runs import REFRAME
+from reframe_tests import gap
 from sizeshape_datasets import __main__ as datasets_cli
 from ssb_references import acceptance
 from ssb_references import cli as references_cli
@@ -356,3 +358,52 @@ def test_every_test_variable_is_documented():
                for var in sorted(own_variables(cls))
                if (name, var) not in mentioned and (None, var) not in mentioned]
     assert not missing, f'test variables no document names: {missing}'
+
+
+# Performance variables.
+
+def documented_perf_vars(section):
+    """The variables of the metrics.md table under ``section`` (first column, all names)."""
+    rows = tables(os.path.join(REPO, 'docs', 'metrics.md'))[section]
+    assert rows[0][0] == 'variable', section
+    return {n for row in rows[1:] for n in re.findall(r'`(\w+)`', row[0])}
+
+
+def gap_perf_vars():
+    """What SizeShapeGap logs: each ratio, and the interval of each per-epoch ratio."""
+    return set(gap.RATIOS) | {f'{n}_{end}' for n in gap.PER_EPOCH for end in ('low', 'high')}
+
+
+def literal_perf_vars():
+    """Performance variables the tests name outside the contract (perf_variables['x'])."""
+    names = set()
+    for path in glob.glob(os.path.join(REPO, 'reframe_tests', '*.py')):
+        for node in ast.walk(ast.parse(read(path))):
+            if isinstance(node, ast.Subscript) and \
+                    getattr(node.value, 'attr', '') == 'perf_variables' and \
+                    isinstance(node.slice, ast.Constant):
+                names.add(node.slice.value)
+    return names
+
+
+def same(section, logged):
+    documented = documented_perf_vars(section)
+    assert documented == logged, (f'metrics.md, "{section}": not logged '
+                                  f'{sorted(documented - logged)}, not documented '
+                                  f'{sorted(logged - documented)}')
+
+
+def test_each_table_of_performance_variables_is_its_test():
+    names = {v.name for v in contract.perf_vars('TrainingTest')}
+    same('What a run measures', names)
+    same('What the gap means', gap_perf_vars())
+    same('What the gap means', {v.name for v in contract.perf_vars('SizeShapeGap')})
+    same('Time to accuracy', {v.name for v in contract.perf_vars('TimeToAccuracy')}
+         | set(contract.TTA_TRAINING_VARS))
+    # What the tests log outside the contract's loop is the contract's too.
+    assert literal_perf_vars() and literal_perf_vars() <= names
+
+
+def test_the_readme_shows_performance_variables_the_tests_log():
+    shown = re.findall(r'^P: (\w+):', read(os.path.join(REPO, 'README.md')), re.M)
+    assert shown and set(shown) <= set(contract.BY_NAME)
