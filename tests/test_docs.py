@@ -1,6 +1,7 @@
 """The documentation names only options and variables that the code has, and the code has
 none that the documentation leaves out: the command-line options of the payload and the
-tools, the ReFrame test variables (``-S``) and the performance variables.
+tools, the ReFrame test variables (``-S``) and the performance variables; and the links
+between the documents lead somewhere.
 
 Options are read from the markdown's code: a command (in a code block or an inline span)
 gives its options to the program it runs (``python -m payload``, ``ssb-references drift``,
@@ -407,3 +408,24 @@ def test_each_table_of_performance_variables_is_its_test():
 def test_the_readme_shows_performance_variables_the_tests_log():
     shown = re.findall(r'^P: (\w+):', read(os.path.join(REPO, 'README.md')), re.M)
     assert shown and set(shown) <= set(contract.BY_NAME)
+
+
+# Links between the documents.
+
+def anchors(path):
+    """The anchors GitHub gives the headings of ``path``."""
+    text = FENCE.sub('', read(path))
+    return {re.sub(r'[^\w\- ]', '', h.strip().lower()).replace(' ', '-')
+            for h in re.findall(r'^#+ (.*)$', text, re.M)}
+
+
+@pytest.mark.parametrize('path', DOCS, ids=doc_name)
+def test_every_link_between_documents_resolves(path):
+    broken = []
+    for target, anchor in re.findall(r'\]\(([^)#\s]*)(?:#([^)\s]+))?\)', FENCE.sub('', read(path))):
+        if target.startswith(('http://', 'https://')):
+            continue
+        linked = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target else path
+        if not os.path.exists(linked) or anchor and anchor not in anchors(linked):
+            broken.append(f'{target}#{anchor}' if anchor else target)
+    assert not broken, f'{doc_name(path)} links to what is not there: {broken}'
