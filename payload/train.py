@@ -206,7 +206,7 @@ def run_epoch(epoch, dataset, step, seen_shapes, workers=1, progress=None, energ
         step_shapes.update(local_shapes)
         try:
             if new_shape:
-                # Timed on its own, synchronously: what a new shape costs (see summary.py).
+                # Timed on its own, synchronously: what a new shape costs (summarise.py).
                 totals.numpy()
                 began = time.perf_counter()
                 new_shapes['graph_build_s'] += step.trace(images, labels, true_hw)
