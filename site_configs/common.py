@@ -126,7 +126,7 @@ ACCEPTANCE_OPTIONS = [
     # of its reference bounds (this mode never passes
     # --skip-performance-check).
     '-S', 'models=' + ','.join(MODELS),
-    '-S', 'TrainingTest.epochs=5',      # TimeToAccuracy keeps its own epoch budget
+    '-S', 'TrainingTest.epochs=10',     # TimeToAccuracy keeps its own epoch budget
     '-S', 'SyntheticMAMe.images_per_class=20',
     '-S', 'SyntheticMAMe.scale=0.1',
 ]

@@ -5,7 +5,7 @@ stored sessions of the same key, workload and payload series when there are at l
 prediction interval at a stated confidence, and a practical floor), else against the
 references, saying so. With ``--baseline``: each variable's change from one stored
 session's value, through ReFrame's ``--performance-compare``, beyond the variable's floor
-tolerance (variables.py) on its worse side: one session, so no confidence is stated.
+tolerance (payload/contract.py) on its worse side: one session, so no confidence is stated.
 """
 import csv
 import io
