@@ -112,3 +112,13 @@ def stand_in_test(class_name, display_name, **values):
     test.current_environ = types.SimpleNamespace(name='builtin')
     test.display_name = display_name
     return test
+
+
+@pytest.fixture
+def perflog_dir(tmp_path):
+    """perflogs/generic/default/TrainingTest.log with 3 LR&FS and 3 HR&VS runs."""
+    from reference_runs import STEADY, record, write_perflog
+    recs = [record(s, i) for i, s in enumerate(STEADY)]
+    recs += [record(2 * s, 10 + i, variant='hrvs') for i, s in enumerate(STEADY)]
+    write_perflog(tmp_path / 'perflogs' / 'generic' / 'default' / 'TrainingTest.log', recs)
+    return tmp_path / 'perflogs'

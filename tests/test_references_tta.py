@@ -3,7 +3,7 @@ import pytest
 import yaml
 
 from ssb_references import propose, variables
-from test_references import T0, report_markdown, run_cli, write_perflog
+from reference_runs import T0, report_markdown, run_cli, write_perflog
 
 TTA_UNITS = {'seconds_to_target': 's', 'epochs_to_target': 'epochs',
              'val_accuracy': 'fraction', 'validation_time': 's', 'steady_epoch_time': 's'}
