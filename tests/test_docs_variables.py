@@ -177,3 +177,18 @@ def test_every_link_between_documents_resolves(path):
         if not os.path.exists(linked) or anchor and anchor not in anchors(linked):
             broken.append(f'{target}#{anchor}' if anchor else target)
     assert not broken, f'{doc_name(path)} links to what is not there: {broken}'
+
+
+# Files of the repository.
+
+REPO_PATH = re.compile(r'`((?:payload|sizeshape_datasets|ssb_references|ssb_common|reframe_tests|'
+                       r'site_configs|benchmarks|tests|docs|\.ci)/[\w./-]+?)`')
+
+
+@pytest.mark.parametrize('path', DOCS, ids=doc_name)
+def test_every_file_the_docs_name_exists(path):
+    named = set(REPO_PATH.findall(read(path)))
+    # '<site>.py', 'mysite.py' and globs stand for a file the reader makes or picks.
+    missing = sorted(p for p in named if not re.search(r'[<*]|mysite', p)
+                     and not os.path.exists(os.path.join(REPO, p.split(':')[0])))
+    assert not missing, f'{doc_name(path)} names files that do not exist: {missing}'
