@@ -2,12 +2,15 @@
 ports, and each worker's share of the records. Real TensorFlow; no worker is started."""
 import json
 import os
+import subprocess
+import sys
 import types
 
 import pytest
 import tensorflow as tf
 
-from payload import PayloadError, distribute
+from conftest import REPO
+from payload import PayloadError, cli, distribute
 
 LAUNCH_VARS = ('TF_CONFIG', 'SLURM_PROCID', 'SLURM_STEP_NUM_TASKS', 'SLURM_JOB_ID',
                'SLURM_STEP_ID', 'SLURM_STEP_NODELIST', 'SLURM_STEP_TASKS_PER_NODE',
@@ -155,3 +158,37 @@ def test_shard_examples():
     assert distribute.shard(records, 0, 2, 16) == list(range(0, 28, 2))
     assert distribute.shard([], 0, 1, 4) == []
 
+
+@pytest.mark.parametrize('text', [
+    '{"cluster": {"worker": ["a:1", "b:2"]',                       # cut short
+    '[1]',
+    '"worker"',
+    '{"cluster": ["a:1"]}',
+    '{"cluster": {"worker": "a:1,b:2"}}',
+])
+def test_a_malformed_tf_config_is_one_error(no_launcher, text):
+    no_launcher.setenv('TF_CONFIG', text)
+    with pytest.raises(PayloadError) as err:
+        cli.parse_args(['--variant', 'lrfs', '--data-dir', 'x'])
+    assert str(err.value).startswith('TF_CONFIG is not a JSON object with a "cluster" of task '
+                                     'lists, as {"cluster": {"worker": ["host:port", ...]}, '
+                                     '"task": {"type": "worker", "index": 0}}: ')
+    assert str(err.value).endswith(repr(text))
+
+
+def test_a_well_formed_tf_config_passes(no_launcher):
+    no_launcher.setenv('TF_CONFIG', tf_config(2, 0))
+    assert cli.parse_args(['--variant', 'lrfs', '--data-dir', 'x']).variant == 'lrfs'
+
+
+def test_a_malformed_tf_config_stops_the_payload_with_one_error_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
+    env.update(TF_CONFIG='{"cluster": ', SSB_LOCK_DIR=str(tmp_path / 'locks'))
+    proc = subprocess.run([sys.executable, '-m', 'payload', '--variant', 'lrfs', '--data-dir',
+                           str(tmp_path)], capture_output=True, text=True, env=env, cwd=REPO,
+                          timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        'error: TF_CONFIG is not a JSON object with a "cluster" of task lists, as {"cluster": '
+        '{"worker": ["host:port", ...]}, "task": {"type": "worker", "index": 0}}: '
+        '\'{"cluster": \'']
