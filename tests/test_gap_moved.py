@@ -77,3 +77,12 @@ def test_a_ratio_without_a_reference_value_has_no_change():
     assert what_moved(PART, gap, {'lrfs': {}, 'hrvs': {}}) == (
         'hrvs_lrfs_host_memory 2.5, reference 0: HR&VS needs more host memory relative to '
         'LR&FS on cluster:gpu')
+
+
+def test_an_interval_bound_moves_as_its_ratio():
+    # ssb-references gives the bounds no reference; one written by hand can still fail.
+    gap = values(hrvs_lrfs_time_per_mpx_low=(1.9, 1.5, None, 0.15, 'ratio', 'fail'))
+    assert what_moved(PART, gap, RUNS) == (
+        'hrvs_lrfs_time_per_mpx_low 1.9, reference 1.5 (+27%): HR&VS slowed relative to '
+        'LR&FS on cluster:gpu; pixel_throughput: LR&FS 3.2 Mpx/s (reference 3.3), HR&VS '
+        '1.6 Mpx/s (reference 2)')
