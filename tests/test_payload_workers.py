@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, payload_error
 
 
 def free_ports(n):
@@ -87,3 +87,20 @@ def test_dead_worker_fails_the_other_quickly(tiny_dataset, tmp_path):
     (error,) = [line for line in err.splitlines() if line.startswith('error: ')]
     assert error.startswith('error: worker 0 of 2: another worker died or stopped answering')
     victim.communicate()
+
+
+def test_a_worker_whose_port_is_taken_says_so(tiny_dataset, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(('', 0))                 # all addresses, as TensorFlow's server binds
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = dict(os.environ, TF_CONFIG=json.dumps(
+            {'cluster': {'worker': [f'localhost:{port}', 'localhost:1']},
+             'task': {'type': 'worker', 'index': 0}}))
+        proc = subprocess.run([sys.executable, '-m', 'payload', '--data-dir', tiny_dataset,
+                               '--variant', 'hrvs', '--worker-records-dir', str(tmp_path)],
+                              capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    assert payload_error(proc) == (f'error: worker 0 of 2 could not start its server at '
+                                   f'localhost:{port} (is its port in use?): Could not start '
+                                   f'gRPC server')
+
