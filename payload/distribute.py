@@ -68,7 +68,7 @@ def make_strategy(kind):
             resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
         try:
             return tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver), kind
-        except tf.errors.OpError as err:
+        except tf.errors.UnknownError as err:      # how TensorFlow says its server failed
             from payload.train import describe_error
             address = resolver.cluster_spec().task_address(resolver.task_type, resolver.task_id)
             raise PayloadError(f'worker {resolver.task_id} of {tasks} could not start its server '
