@@ -1,5 +1,6 @@
 """Command line of the payload: options, validation, and the one place errors are printed."""
 import argparse
+import json
 import math
 import os
 import sys
@@ -141,6 +142,7 @@ def validate(args):
         value = getattr(args, name)
         if value is not None and value < 0:
             raise PayloadError(f'--{name.replace("_", "-")} must be >= 0, got {value}')
+    check_tf_config(os.environ.get('TF_CONFIG'))
     if args.intra_op_threads is None and os.environ.get('SLURM_CPUS_PER_TASK', '').isdigit():
         args.intra_op_threads = int(os.environ['SLURM_CPUS_PER_TASK'])
     if args.input_probe_seconds < 0:
@@ -172,3 +174,19 @@ def main(argv=None):
         print('error: out of host memory', file=sys.stderr, flush=True)
         return 2
     return 0
+
+
+def check_tf_config(text):
+    """A hand-written TF_CONFIG is checked before the host lock and the strategy read it."""
+    if not text:
+        return
+    try:
+        config = json.loads(text)
+        ok = (isinstance(config, dict) and isinstance(config.get('cluster', {}), dict)
+              and all(isinstance(tasks, list) for tasks in config.get('cluster', {}).values()))
+    except ValueError:
+        ok = False
+    if not ok:
+        raise PayloadError('TF_CONFIG is not a JSON object with a "cluster" of task lists, as '
+                           '{"cluster": {"worker": ["host:port", ...]}, "task": {"type": '
+                           f'"worker", "index": 0}}}}: {text[:200]!r}')

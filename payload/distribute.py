@@ -66,7 +66,14 @@ def make_strategy(kind):
             resolver = SlurmTasks(tasks, len(tf.config.list_physical_devices('GPU')))
         else:
             resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
-        return tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver), kind
+        try:
+            return tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver), kind
+        except tf.errors.UnknownError as err:      # how TensorFlow says its server failed
+            from payload.train import describe_error
+            address = resolver.cluster_spec().task_address(resolver.task_type, resolver.task_id)
+            raise PayloadError(f'worker {resolver.task_id} of {tasks} could not start its server '
+                               f'at {address} (is its port in use?): {describe_error(err)}'
+                               ) from None
     if tasks > 1:
         raise PayloadError(f'--strategy {kind} runs one task, but {tasks} were launched')
     if kind == 'mirrored':

@@ -1,13 +1,16 @@
 """The payload as users run it: ``python -m payload ...`` in a subprocess, real TensorFlow."""
 import json
 import os
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 
 import pytest
 
 from conftest import REPO, image_path, make_dataset, make_quirky_root, payload_error, run_payload
+from payload import PAYLOAD_VERSION
 
 
 def records(proc, tag):
@@ -49,10 +52,15 @@ def test_lrfs_run_reports_every_field(tiny_dataset):
     assert summary['mean_pixels_per_image'] == summary['max_pixels_per_image'] == 56 * 56
     assert summary['input_images_per_s'] > 0 and summary['input_bound'] in (True, False)
     assert summary['device_peak_bytes'] is None and 'not measured' in summary['device_memory']
-    assert summary['steady_epoch_s'] == sorted(e['seconds'] for e in epochs[1:])[0] or \
-        summary['steady_epoch_s'] > 0
+    # Steady state: the median of the epochs after the first, and the rates from it.
+    steady = statistics.median(e['seconds'] for e in epochs[1:])
+    assert summary['steady_epoch_s'] == pytest.approx(steady, rel=1e-12)
     assert summary['first_epoch_s'] == epochs[0]['seconds']
-    assert summary['versions']['tensorflow']
+    assert summary['first_epoch_overhead_s'] == pytest.approx(epochs[0]['seconds'] - steady)
+    assert summary['images_per_s'] == pytest.approx(24 / steady)
+    assert summary['mpx_per_s'] == pytest.approx(24 * 56 * 56 / steady / 1e6)
+    assert summary['versions']['payload'] == PAYLOAD_VERSION
+    assert re.fullmatch(r'\d+\.\d+\.\d+\S*', summary['versions']['tensorflow'])
 
 
 def test_hrvs_keeps_shapes_and_retraces_per_shape(tiny_dataset):
