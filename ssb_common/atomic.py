@@ -43,14 +43,15 @@ def _alive(pid):
 
 
 def _tag(prefix):
-    """A name prefix that says which process made it: ``<prefix><host>-<pid>-``."""
-    return f'{prefix}{socket.gethostname()}-{os.getpid()}-'
+    """A name prefix that says which process made it: ``<prefix><host>@<pid>-`` ('@' is in
+    no host name: host ``node``'s tags never match those of ``node-2``)."""
+    return f'{prefix}{socket.gethostname()}@{os.getpid()}-'
 
 
 def clean_stale(parent, prefix):
     """Remove what killed processes of this host left under ``parent`` with ``prefix``
     (made by ``_tag``): a killed writer cannot clean up after itself."""
-    mine = f'{prefix}{socket.gethostname()}-'
+    mine = f'{prefix}{socket.gethostname()}@'
     try:
         names = os.listdir(parent)
     except OSError:

@@ -23,7 +23,7 @@ def test_file_appears_only_when_the_writer_is_done(tmp_path):
     with atomic.file(str(path), suffix='.tmp') as tmp:
         name = os.path.basename(tmp)
         assert os.path.dirname(tmp) == str(tmp_path)          # same file system: one rename
-        assert name.startswith(f'.partial-{socket.gethostname()}-{os.getpid()}-')
+        assert name.startswith(f'.partial-{socket.gethostname()}@{os.getpid()}-')
         assert name.endswith('.tmp')
         with open(tmp, 'w') as f:
             f.write('done\n')
@@ -114,7 +114,7 @@ def test_modes_follow_the_umask_not_mkstemp(tmp_path, mask):
 def test_directory_appears_whole_or_not_at_all(tmp_path):
     out = tmp_path / 'dataset'
     with atomic.directory(str(out)) as tmp:
-        assert os.path.basename(tmp).startswith(f'.partial-{socket.gethostname()}-{os.getpid()}-')
+        assert os.path.basename(tmp).startswith(f'.partial-{socket.gethostname()}@{os.getpid()}-')
         (tmp_path / tmp / 'a.jpg').write_bytes(b'jpeg')
         assert not out.exists()
     assert os.listdir(out) == ['a.jpg'] and os.listdir(tmp_path) == ['dataset']
@@ -132,20 +132,21 @@ def test_directory_appears_whole_or_not_at_all(tmp_path):
 
 def test_clean_stale_removes_only_this_hosts_dead_writers(tmp_path):
     host, dead = socket.gethostname(), dead_pid()
-    stale_file = tmp_path / f'ssb-x-{host}-{dead}-abc'
+    stale_file = tmp_path / f'ssb-x-{host}@{dead}-abc'
     stale_file.write_text('half')
-    stale_dir = tmp_path / f'ssb-x-{host}-{dead}-def'
+    stale_dir = tmp_path / f'ssb-x-{host}@{dead}-def'
     (stale_dir / 'sub').mkdir(parents=True)
-    kept = [tmp_path / f'ssb-x-{host}-{os.getpid()}-abc',      # alive: this process
-            tmp_path / f'ssb-x-other{host}-{dead}-abc',        # another host's
-            tmp_path / f'ssb-x-{host}-notapid-abc',            # not a tag of _tag's
-            tmp_path / f'ssb-y-{host}-{dead}-abc']             # another prefix
+    kept = [tmp_path / f'ssb-x-{host}@{os.getpid()}-abc',      # alive: this process
+            tmp_path / f'ssb-x-other{host}@{dead}-abc',        # another host's
+            tmp_path / f'ssb-x-{host}-2@{dead}-abc',           # host <host>-2's
+            tmp_path / f'ssb-x-{host}@notapid-abc',            # not a tag of _tag's
+            tmp_path / f'ssb-y-{host}@{dead}-abc']             # another prefix
     for path in kept:
         path.write_text('keep')
     # A stale link goes, the directory it points at stays.
     outside = tmp_path / 'outside'
     outside.mkdir()
-    (tmp_path / f'ssb-x-{host}-{dead}-link').symlink_to(outside)
+    (tmp_path / f'ssb-x-{host}@{dead}-link').symlink_to(outside)
     atomic.clean_stale(str(tmp_path), 'ssb-x-')
     assert sorted(os.listdir(tmp_path)) == sorted([p.name for p in kept] + ['outside'])
 
@@ -156,11 +157,11 @@ def test_clean_stale_of_a_missing_directory_does_nothing(tmp_path):
 
 
 def test_private_dir_is_new_and_this_process_s(tmp_path):
-    stale = tmp_path / f'ssb-stage-{socket.gethostname()}-{dead_pid()}-old'
+    stale = tmp_path / f'ssb-stage-{socket.gethostname()}@{dead_pid()}-old'
     stale.mkdir()
     made = [atomic.private_dir(str(tmp_path), 'ssb-stage-') for _ in range(2)]
     assert made[0] != made[1] and not stale.exists()
     for path in made:
         assert os.path.isdir(path) and os.path.dirname(path) == str(tmp_path)
         assert os.path.basename(path).startswith(
-            f'ssb-stage-{socket.gethostname()}-{os.getpid()}-')
+            f'ssb-stage-{socket.gethostname()}@{os.getpid()}-')

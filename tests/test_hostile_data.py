@@ -162,13 +162,13 @@ def test_what_a_killed_writer_left_is_cleaned_at_the_next_start(tmp_path):
     dead = subprocess.run([sys.executable, '-c', 'import os; print(os.getpid())'],
                           capture_output=True, text=True).stdout.strip()
     host = os.uname().nodename
-    left = [tmp_path / f'.partial-{host}-{dead}-abc', tmp_path / f'ssb-stage-{host}-{dead}-x']
+    left = [tmp_path / f'.partial-{host}@{dead}-abc', tmp_path / f'ssb-stage-{host}@{dead}-x']
     left[0].write_text('half a reference file')
     left[1].mkdir()
     (left[1] / 'img.jpg').write_text('half an image')
-    alive = tmp_path / f'.partial-{host}-{os.getppid()}-abc'     # a running writer's
+    alive = tmp_path / f'.partial-{host}@{os.getppid()}-abc'     # a running writer's
     alive.write_text('in progress')
-    other = tmp_path / f'.partial-elsewhere-{dead}-abc'          # another node's
+    other = tmp_path / f'.partial-elsewhere@{dead}-abc'          # another node's
     other.write_text('not ours to judge')
     with atomic.file(str(tmp_path / 'refs.yaml')) as tmp, open(tmp, 'w') as f:
         f.write('new\n')

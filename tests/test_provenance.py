@@ -42,7 +42,9 @@ def test_version_is_the_installed_distribution_s(tmp_path, monkeypatch):
 
 def test_no_version_where_the_suite_is_not_installed(monkeypatch):
     # Only the standard library's own paths: no size-shape-bench anywhere on them.
-    monkeypatch.setattr(sys, 'path', [p for p in sys.path if 'site-packages' not in p])
+    # (The checkout is left out too: an install leaves its .egg-info in it.)
+    monkeypatch.setattr(sys, 'path', [p for p in sys.path if p.startswith(sys.base_prefix)
+                                      and 'site-packages' not in p])
     assert provenance.suite_version() is None
 
 
