@@ -40,8 +40,9 @@ def reference_section(args, workdir, timedir):
     ref_args = ['--model', args.ref_model, '--batch-size', args.ref_batch_size, '--size', 224,
                 '--steps', steps, '--seed', args.seed]
     plan = []
-    for i in range(args.ref_repeats):      # alternated, so that drift hits every kind
-        plan += [('steady', 'payload, JPEG files', lambda: Run('payload files', lrfs_args, timedir)),
+    for _ in range(args.ref_repeats):      # alternated, so that drift hits every kind
+        plan += [('steady', 'payload, JPEG files',
+                  lambda: Run('payload files', lrfs_args, timedir)),
                  ('steady', 'payload, in memory',
                   lambda: Run('payload memory', [*lrfs_args, '--input', 'memory'], timedir)),
                  ('steady', 'reference, any input size',
@@ -105,7 +106,8 @@ def render_reference(args, ref):
     split, fused = per_shape.get('payload, split step'), per_shape.get('payload, fused step')
     reference_cost = per_shape.get('reference (fused)')
     if split and fused:
-        out.append(f'- split / fused: **{split / fused:.2f}** ({fused / split:.1f}x less per shape)')
+        out.append(f'- split / fused: **{split / fused:.2f}** '
+                   f'({fused / split:.1f}x less per shape)')
     if split and reference_cost:
         out.append(f'- payload split / reference: **{split / reference_cost:.2f}**; '
                    f'payload fused / reference: **{fused / reference_cost:.2f}**')

@@ -19,14 +19,14 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)          # run as a script from a checkout
 sys.path.insert(0, os.path.join(REPO, 'tests'))
-from conftest import make_dataset
-from test_fuzz_inputs import NASTY, options, subparser
+from conftest import make_dataset  # noqa: E402
+from test_fuzz_inputs import NASTY, options, subparser  # noqa: E402
 
-from payload import cli as payload_cli
-from sizeshape_datasets import __main__ as datasets_cli
-from sizeshape_datasets import mame
-from ssb_references import acceptance
-from ssb_references import cli as references_cli
+from payload import cli as payload_cli  # noqa: E402
+from sizeshape_datasets import __main__ as datasets_cli  # noqa: E402
+from sizeshape_datasets import mame  # noqa: E402
+from ssb_references import acceptance  # noqa: E402
+from ssb_references import cli as references_cli  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 REFRAME_VARIABLES = ['precision', 'subset', 'pixel_budget', 'training_step', 'hrvs_batching',

@@ -92,7 +92,7 @@ def render_real(args, real):
                   for r, v in d['ratios'].items()]), '']
     rows = []
     for (budget, mode), rs in real['runs'].items():
-        def med(key):
+        def med(key, rs=rs):
             values = [r.summary[key] for r in rs if r.summary.get(key) is not None]
             return statistics.median(values) if values else None
         rows.append([budget, mode, len(rs), fmt(med('images_per_s'), 1), fmt(med('mpx_per_s'), 2),

@@ -54,7 +54,8 @@ def main(argv=None):
                    help='real-resolution JPEGs (one per class, up to 29)')
     p.add_argument('--real-max-mpx', type=float, default=40.0,
                    help='cap on megapixels per real-resolution image')
-    p.add_argument('--real-budgets', default='65k,360k', help='HR&VS pixel budgets, comma-separated')
+    p.add_argument('--real-budgets', default='65k,360k',
+                   help='HR&VS pixel budgets, comma-separated')
     p.add_argument('--real-repeats', type=int, default=2)
     p.add_argument('--real-model', default='smallcnn')
     p.add_argument('--ref-model', default='resnet50')
@@ -167,7 +168,8 @@ def render(args, runs, real, ref, threads, load_before, load_after, elapsed):
     out = [f'## size-shape-bench payload benchmark, {datetime.date.today().isoformat()}', '',
            f'- machine: {"; ".join(first["devices"])}; {platform.platform()}',
            f'- versions: payload {first["versions"]["payload"]}, '
-           f'TensorFlow {first["versions"]["tensorflow"]}, Keras {first["versions"]["keras"]}, Python {first["versions"]["python"]}',
+           f'TensorFlow {first["versions"]["tensorflow"]}, Keras {first["versions"]["keras"]}, '
+           f'Python {first["versions"]["python"]}',
            f'- load average (1/5/15 min) before: {load_before}; after: {load_after}',
            f'- precision {args.precision}; {args.epochs} epochs per run, steady = median of '
            f'epochs 2..{args.epochs}; benchmark wall time {elapsed / 60:.1f} min', '']
@@ -188,11 +190,14 @@ def render(args, runs, real, ref, threads, load_before, load_after, elapsed):
                          fmt(statistics.median(r.summary['gflops_per_s'] for r in rs), 1),
                          fmt(statistics.median(r.summary['peak_fraction'] for r in rs), 3),
                          fmt(statistics.median(r.summary['input_wait_fraction'] for r in rs), 4),
-                         fmt(statistics.median(r.summary['first_epoch_overhead_s'] for r in rs), 1)])
-        out += [f'### 1. Input pipeline: LR&FS {args.lrfs_model}, {first["images_per_epoch"]} images, '
-                f'batch {args.lrfs_batch_size}, {args.image_size} px resized, {args.crop_size} px crop',
+                         fmt(statistics.median(r.summary['first_epoch_overhead_s'] for r in rs),
+                             1)])
+        out += [f'### 1. Input pipeline: LR&FS {args.lrfs_model}, '
+                f'{first["images_per_epoch"]} images, batch {args.lrfs_batch_size}, '
+                f'{args.image_size} px resized, {args.crop_size} px crop',
                 '', table(['input', 'runs', 'img/s (median)', 'img/s (min–max)', 'GFLOP/s',
-                           'peak fraction', 'input wait fraction', 'first-epoch overhead s'], rows), '']
+                           'peak fraction', 'input wait fraction', 'first-epoch overhead s'],
+                          rows), '']
         memory = statistics.median(steady_rates(runs['memory'])) if runs['memory'] else None
         for kind, name in (('jpeg', 'JPEG files'), ('hdf5', 'HDF5 file')):
             if runs[kind] and memory:
@@ -232,7 +237,8 @@ def render(args, runs, real, ref, threads, load_before, load_after, elapsed):
                      f'{pct(t_err, 2)} ({verdict(abs(t_err) <= TARGETS["epoch_time_error"])})',
                      fmt(r.summary['host_peak_rss_bytes'] / 2**20, 0),
                      fmt(r.time_rss_bytes() / 2**20, 0) if r.time_rss_bytes() else 'n/a',
-                     f'{pct(m_err)} ({verdict(None if m_err is None else abs(m_err) <= TARGETS["rss_error"])})',
+                     f'{pct(m_err)} '
+                     f'({verdict(None if m_err is None else abs(m_err) <= TARGETS["rss_error"])})',
                      fmt(r.wall_s, 1), fmt(r.summary.get('setup_s'), 1), fmt(r.unaccounted_s(), 1)])
     worst_t = max(abs(r.epoch_time_error()) for r in all_runs)
     rss = [abs(r.rss_error()) for r in all_runs if r.rss_error() is not None]

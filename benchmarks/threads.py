@@ -33,7 +33,7 @@ def threads_section(args, workdir, timedir):
 def render_threads(args, runs):
     rows = []
     for (name, n), rs in runs.items():
-        def med(key):
+        def med(key, rs=rs):
             return statistics.median(r.summary[key] for r in rs)
         rows.append([name, n if n != '0' else '0 (tf.data default)', len(rs),
                      fmt(med('images_per_s'), 2), fmt(med('input_wait_fraction'), 3),

@@ -28,8 +28,10 @@ def parser():
     p.add_argument('--subset', default='train', choices=('train', 'val', 'test'))
     p.add_argument('--epochs', type=int, default=3)
     p.add_argument('--batch-size', type=int,
-                   help='per device; default: 128 for lrfs (MAMe baselines), 1 for hrvs (the paper\'s setting)')
-    p.add_argument('--image-size', type=int, default=256, help='lrfs: images resized to this square')
+                   help='per device; default: 128 for lrfs (MAMe baselines), 1 for hrvs (the '
+                        'paper\'s setting)')
+    p.add_argument('--image-size', type=int, default=256,
+                   help='lrfs: images resized to this square')
     p.add_argument('--crop-size', type=int, default=224, help='lrfs: random square crop')
     p.add_argument('--pixel-budget', default='65k',
                    help='hrvs: resize every image to this many pixels, aspect ratio kept, '
@@ -43,7 +45,8 @@ def parser():
     p.add_argument('--retracing', default=RETRACING[0], choices=RETRACING,
                    help='per-shape: one graph per input shape (TensorFlow default); '
                         'reduced: tf.function(reduce_retracing=True)')
-    p.add_argument('--strategy', default='auto', choices=('auto', 'default', 'mirrored', 'multi-worker'),
+    p.add_argument('--strategy', default='auto',
+                   choices=('auto', 'default', 'mirrored', 'multi-worker'),
                    help='auto: multi-worker when several tasks are launched (srun -n N, or '
                         'TF_CONFIG), mirrored over several local GPUs, else default')
     p.add_argument('--precision', default='float32', choices=PRECISIONS,

@@ -49,7 +49,8 @@ class SlurmTasks(tf.distribute.cluster_resolver.SlurmClusterResolver):
 
 
 def slurm_port_base():
-    job = int(os.environ.get('SLURM_JOB_ID', '0')) * 7 + int(os.environ.get('SLURM_STEP_ID', '0') or 0)
+    job = (int(os.environ.get('SLURM_JOB_ID', '0')) * 7
+           + int(os.environ.get('SLURM_STEP_ID', '0') or 0))
     return PORT_RANGE_START + (job % PORT_RANGE_SLOTS) * PORTS_PER_SLOT
 
 

@@ -41,7 +41,8 @@ class Rapl:
                 self.domains.append(zone)
         if not self.domains:
             raise Unavailable(f'no RAPL package or DRAM domain in {root}')
-        self.ranges = [int(_read_text(os.path.join(z, 'max_energy_range_uj'))) for z in self.domains]
+        self.ranges = [int(_read_text(os.path.join(z, 'max_energy_range_uj')))
+                       for z in self.domains]
         self.read()            # permissions: energy_uj is root-only since Linux 5.10
 
     def read(self):
@@ -96,7 +97,8 @@ class Nvml:
         try:
             self.read()
         except pynvml.NVMLError as err:
-            raise Unavailable(f'NVML energy counter not supported ({err}; Volta or newer)') from None
+            raise Unavailable(f'NVML energy counter not supported ({err}; Volta or newer)') \
+                from None
 
     def read(self):
         return sum(self.nvml.nvmlDeviceGetTotalEnergyConsumption(h) for h in self.handles)

@@ -15,7 +15,7 @@ def suite_version():
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def git_revision(path):
     """``<commit>`` or ``<commit>-dirty`` of the git checkout holding ``path``; None elsewhere.
 

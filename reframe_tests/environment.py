@@ -51,7 +51,8 @@ def run_python(test, args, mounts=()):
         bad = sorted(set(path) & set(DOUBLE_QUOTE_SPECIAL))
         if bad:
             raise checked.VariableError(f'{path!r} cannot be mounted in a container: '
-                                        f'{" ".join(map(repr, bad))} would be expanded by the shell')
+                                        f'{" ".join(map(repr, bad))} would be expanded by the '
+                                        f'shell')
     platform = test.container_platform
     platform.image = shlex.quote(image)
     platform.command = shlex.join(['python3', *map(str, args)])
@@ -59,7 +60,7 @@ def run_python(test, args, mounts=()):
     return image_digest(image)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _file_digest(path, size, mtime):
     digest = hashlib.sha256()
     with open(path, 'rb') as f:

@@ -47,7 +47,8 @@ class TimeToAccuracy(TrainingTest):
     @run_after('setup')
     def set_target(self):
         if self.target_accuracy is None:
-            self.skip_if(bool(self.data_dir or self.current_partition.extras.get(site_keys.MAME_ROOT)),
+            real = self.data_dir or self.current_partition.extras.get(site_keys.MAME_ROOT)
+            self.skip_if(bool(real),
                          'real data has no default target: set -S target_accuracy=A')
             self.target_accuracy = SYNTHETIC_TARGET
 

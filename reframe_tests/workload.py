@@ -68,7 +68,8 @@ class Workload(rfm.RegressionTestPlugin):
         if self.model == contract.SMOKE_MODEL:
             self.tags.add('smoke')
         self.skip_if(self.model not in self.models,
-                     f'{self.model} is opt-in: run with -S models={",".join(self.models + [self.model])}')
+                     f'{self.model} is opt-in: run with '
+                     f'-S models={",".join(self.models + [self.model])}')
 
     @run_before('run', always_last=True)
     def set_reference(self):

@@ -35,8 +35,8 @@ def prepare(args):
         if hdf5.is_prepared(records):
             raise mame.DatasetError(f'{args.root!r} is prepared already')
         parts[subset] = records
-    spec = preparing.spec(args.variant, args.image_size, shapes.parse_pixel_budget(args.pixel_budget),
-                          args.upscale)
+    spec = preparing.spec(args.variant, args.image_size,
+                          shapes.parse_pixel_budget(args.pixel_budget), args.upscale)
     done = preparing.prepare(parts, args.out, class_names, spec, os.path.abspath(args.root),
                              hdf5.fingerprint(args.root))
     print(json.dumps({'out': args.out, 'prepared': spec, **done}))

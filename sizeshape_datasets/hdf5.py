@@ -200,7 +200,8 @@ def read_hdf5(path, subset='train'):
     records = [HDF5Record(f'{path}:{subset}/{name}', int(label), int(width), int(height),
                           file=path, subset=subset, index=i,
                           column=PREPARED if prepared else ENCODED, prepared=prepared)
-               for i, (name, label, width, height) in enumerate(zip(files, labels, widths, heights))]
+               for i, (name, label, width, height)
+               in enumerate(zip(files, labels, widths, heights))]
     return records, names
 
 

@@ -52,8 +52,8 @@ def prepare(parts, out, class_names, prepared, source, source_fingerprint=None):
         for subset, records in parts.items():
             shaped = targets(records, prepared)
             ds, load = decode.images(records, shaped, decode.ANTIALIAS[prepared['variant']])
-            ds = ds.map(lambda *e: tf.cast(tf.clip_by_value(tf.round(load(*e)[0]), 0, 255),
-                                           tf.uint8),
+            ds = ds.map(lambda *e, load=load: tf.cast(
+                            tf.clip_by_value(tf.round(load(*e)[0]), 0, 255), tf.uint8),
                         num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
             group = f.create_group(subset)
             pixels = group.create_dataset(hdf5.PREPARED, (len(records),),

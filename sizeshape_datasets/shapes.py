@@ -23,7 +23,8 @@ def parse_pixel_budget(text):
     try:
         number = float(value[:-1] if multiplier > 1 else value)
     except ValueError:
-        raise ValueError(f'pixel budget {text!r} is not a number, "65k", "1m" or "native"') from None
+        raise ValueError(f'pixel budget {text!r} is not a number, "65k", "1m" or '
+                         f'"native"') from None
     if not math.isfinite(number) or number * multiplier < MIN_PIXEL_BUDGET:
         raise ValueError(f'pixel budget {text!r} must be a finite number of at least '
                          f'{MIN_PIXEL_BUDGET} pixels (32x32), or "native"')

@@ -24,8 +24,8 @@ def add_arguments(p):
     g.add_argument('--db', action='append', default=[], metavar='FILE',
                    help="ReFrame's results database (repeatable)")
     p.add_argument('--confidence', default=str(stats.COMPARE_CONFIDENCE), metavar='C',
-                   help='of the intervals and the significance decisions (default %g)'
-                        % stats.COMPARE_CONFIDENCE)
+                   help='of the intervals and the significance decisions '
+                        f'(default {stats.COMPARE_CONFIDENCE:g})')
     p.add_argument('--out', default='ssb-compare', metavar='DIR',
                    help='output directory (default ssb-compare)')
     p.add_argument('--no-plots', action='store_true', help='tables only (no matplotlib needed)')

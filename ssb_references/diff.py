@@ -18,7 +18,7 @@ def rows(old, proposals, replace=False):
     out = []
     for key in sorted(set(old_entries) | set(proposals), key=lambda k: [str(x) for x in k]):
         kp = proposals.get(key)
-        names = list((old_entries.get(key) or {}))
+        names = list(old_entries.get(key) or {})
         if kp is not None:
             names += [n for n in kp.variables if n not in names]
         for name in names:

@@ -9,7 +9,7 @@ def add_options(p):
     g = p.add_argument_group('runs to read (default: the perflogs under ./perflogs)')
     g.add_argument('--system', help='the system (default: the only one found)')
     g.add_argument('--perflog-dir', default='perflogs', metavar='DIR',
-                   help='ReFrame perflog directory: DIR/<system>/<partition>/%s.log' % TEST_NAME)
+                   help=f'ReFrame perflog directory: DIR/<system>/<partition>/{TEST_NAME}.log')
     g.add_argument('--perflog', action='append', metavar='FILE',
                    help='a perflog file (repeatable) instead of --perflog-dir')
     g.add_argument('--db', metavar='FILE',
@@ -27,9 +27,9 @@ def add_options(p):
     g.add_argument('--ignore-other-systems', action='store_true',
                    help='drop runs of other systems instead of refusing')
     p.add_argument('--reference-dir', metavar='DIR',
-                   help='where <system>.yaml lives (default: <ReFrame reference prefix>/%s: '
-                   '$%s, else %s/ of the checkout this runs in)'
-                   % (reffile.SUBDIR, reffile.PREFIX_ENV, reffile.TESTS_DIR))
+                   help=f'where <system>.yaml lives (default: <ReFrame reference prefix>/'
+                        f'{reffile.SUBDIR}: ${reffile.PREFIX_ENV}, else {reffile.TESTS_DIR}/ '
+                        f'of the checkout this runs in)')
 
 
 def load_runs(args):

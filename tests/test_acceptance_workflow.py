@@ -117,7 +117,7 @@ def test_generated_references_pass_the_next_run(three_runs, tmp_path):
     assert float(last['steady_epoch_time_ref']) == entry['steady_epoch_time'][0]
     assert float(last['steady_epoch_time_upper_thres']) == upper
     assert float(last['throughput_lower_thres']) == entry['throughput'][1]
-    assert '(r:%s, l:None, u:%s)' % (entry['steady_epoch_time'][0], upper) in proc.stdout
+    assert f"(r:{entry['steady_epoch_time'][0]}, l:None, u:{upper})" in proc.stdout
 
     # The stored sessions compare with ReFrame's own --performance-compare.
     with sqlite3.connect(cwd / 'results.db') as conn:
@@ -155,7 +155,7 @@ def test_a_reference_tightened_below_the_machine_fails(three_runs, tmp_path):
     proc = ssb_references('drift', '--perflog-dir', cwd / 'perflogs', '--all',
                           '--reference-dir', tmp_path / 'references', cwd=cwd)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    (line,) = [l for l in proc.stdout.splitlines() if ' steady_epoch_time ' in l]
+    (line,) = [text for text in proc.stdout.splitlines() if ' steady_epoch_time ' in text]
     assert re.search(r' history [\d.]+ \[[-\d.]+, [\d.]+\] \(99%, n=\d+\) +ok', line), line
     # ... while with no earlier run selected the references judge it, and say so.
     last = perflog_records(system, cwd)[-1]
@@ -165,7 +165,7 @@ def test_a_reference_tightened_below_the_machine_fails(three_runs, tmp_path):
     proc = ssb_references('drift', '--perflog-dir', cwd / 'perflogs', '--since', since,
                           '--reference-dir', tmp_path / 'references', cwd=cwd)
     assert proc.returncode == 1
-    (line,) = [l for l in proc.stdout.splitlines() if ' steady_epoch_time ' in l]
+    (line,) = [text for text in proc.stdout.splitlines() if ' steady_epoch_time ' in text]
     assert re.search(r' reference [\d.e-]+ \[', line) and ' regressed ' in line, line
     assert '0 earlier run(s) of this workload and payload series, 3 needed' in line
 

@@ -43,7 +43,8 @@ def test_tiny_reference_and_threads_sections_print_their_tables(tmp_path):
     proc = subprocess.run(
         [sys.executable, os.path.join(REPO, 'benchmarks', 'run.py'), '--sections',
          'reference,threads', '--threads', '0,1', '--threads-images', '4', '--threads-max-mpx',
-         '0.5', '--threads-repeats', '1', '--ref-model', 'smallcnn', '--ref-images', '8', '--ref-batch-size', '4', '--ref-shapes', '2', '--ref-repeats', '1',
+         '0.5', '--threads-repeats', '1', '--ref-model', 'smallcnn', '--ref-images', '8',
+         '--ref-batch-size', '4', '--ref-shapes', '2', '--ref-repeats', '1',
          '--pixel-budget', '4k', '--hrvs-scale', '0.05', '--lrfs-scale', '0.05'],
         capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -209,7 +209,8 @@ def test_malformed_row_is_named_by_file_and_line(quirky_root, tmp_path, row, mes
     shutil.copytree(quirky_root, root)
     with open(root / 'MAMe_dataset.csv', 'a') as f:
         f.write(row + '\n')
-    with pytest.raises(mame.DatasetError, match=f"^{re.escape(str(root))}/MAMe_dataset.csv:6: .*{message}"):
+    where = f'^{re.escape(str(root))}/MAMe_dataset.csv:6: '
+    with pytest.raises(mame.DatasetError, match=where + f'.*{message}'):
         mame.read_mame(str(root))
 
 

@@ -27,8 +27,8 @@ def test_drift_judges_the_newest_run_against_its_history(tmp_path, capsys, perfl
     status, out, _ = run_cli(capsys, 'drift', '--perflog-dir', perflog_dir,
                              '--reference-dir', refs)
     assert status == 1
-    rows = {(l.split()[0].split('/')[1], l.split()[1]): l
-            for l in out.splitlines() if l.startswith('generic:')}
+    rows = {(text.split()[0].split('/')[1], text.split()[1]): text
+            for text in out.splitlines() if text.startswith('generic:')}
     assert ' regressed' in rows[('lrfs', 'steady_epoch_time')]
     # Each verdict line: the value, the history's mean and interval, n and the confidence.
     # 0.5 +- t(0.995, 2) 9.925 x s 0.01 x sqrt(1 + 1/3): 0.5 +- 0.1146
@@ -95,7 +95,7 @@ def test_a_reference_without_runs_is_reported(tmp_path):
 def test_report_tables_put_the_variants_side_by_side(tmp_path, capsys, perflog_dir):
     status, md = report_markdown(capsys, perflog_dir, tmp_path)
     assert status == 0
-    line = next(l for l in md.splitlines() if 'steady_epoch_time' in l)
+    line = next(text for text in md.splitlines() if 'steady_epoch_time' in text)
     assert '| 0.5 (n=3) | 1 (n=3) | 2.00x |' in line
     assert (tmp_path / 'r' / 'generic-summary.csv').exists()
     assert not list((tmp_path / 'r').glob('*.png'))

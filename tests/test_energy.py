@@ -36,7 +36,8 @@ def test_rapl_undoes_wrap_around(tmp_path):
     meter = energy.Rapl(str(tmp_path))
     before = meter.read()
     rapl_tree(tmp_path, 3_000_000, 1_100, max_range=top)          # the package counter wrapped
-    assert meter.joules(before, meter.read()) == pytest.approx((2_000_001 + 3_000_000 + 1_000) / 1e6)
+    assert meter.joules(before, meter.read()) == \
+        pytest.approx((2_000_001 + 3_000_000 + 1_000) / 1e6)
     assert energy.wrapped_delta(10, 4, 15) == 10
 
 
@@ -96,7 +97,8 @@ def test_epoch_energy_fields(tmp_path):
     assert epoch.record(started, seconds=3.0, images=120) == {
         'energy_j': 600.0, 'energy_per_image_j': 5.0, 'mean_power_w': 200.0}
     assert energy.EpochEnergy(None).record(None, 1.0, 1)['energy_j'] is None
-    assert '100 ms' in energy.resolution_note(meter, 0.5) and '40%' in energy.resolution_note(meter, 0.5)
+    note = energy.resolution_note(meter, 0.5)
+    assert '100 ms' in note and '40%' in note
 
 
 def test_this_machine_reports_energy_as_not_available(tiny_dataset):
@@ -105,9 +107,9 @@ def test_this_machine_reports_energy_as_not_available(tiny_dataset):
     proc = run_payload('--variant', 'hrvs', '--data-dir', tiny_dataset, '--epochs', '2',
                        '--pixel-budget', '2k', '--input-probe-seconds', '0')
     assert proc.returncode == 0, proc.stderr
-    (line,) = [l for l in proc.stderr.splitlines() if l.startswith('energy: ')]
-    summary = json.loads([l for l in proc.stdout.splitlines()
-                          if l.startswith('SSB-SUMMARY ')][0].split(' ', 1)[1])
+    (line,) = [text for text in proc.stderr.splitlines() if text.startswith('energy: ')]
+    summary = json.loads([text for text in proc.stdout.splitlines()
+                          if text.startswith('SSB-SUMMARY ')][0].split(' ', 1)[1])
     assert summary['energy_source'] is None and summary['energy_per_epoch_j'] is None
     assert line == f'energy: {summary["energy_note"]}'
     assert summary['energy_note'].startswith('not available: ')

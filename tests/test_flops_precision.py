@@ -49,7 +49,8 @@ def test_count_matches_tensorflow_profiler(smallcnn):
     from payload import flops
     graph = tf.function(lambda x: smallcnn(x, training=False)).get_concrete_function(
         tf.TensorSpec([1, 64, 48, 3], tf.float32)).graph
-    options = ProfileOptionBuilder(ProfileOptionBuilder.float_operation()).with_empty_output().build()
+    options = (ProfileOptionBuilder(ProfileOptionBuilder.float_operation())
+               .with_empty_output().build())
     profile = tf.compat.v1.profiler.profile(graph=graph, options=options)
     by_op = sum(node.total_float_ops for node in profile.children
                 if node.name.endswith(('/convolution', '/MatMul')))
@@ -67,8 +68,10 @@ def run(*args):
     proc = run_payload(*args)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
-    epochs = [json.loads(l.split(' ', 1)[1]) for l in lines if l.startswith('SSB-EPOCH ')]
-    (summary,) = [json.loads(l.split(' ', 1)[1]) for l in lines if l.startswith('SSB-SUMMARY ')]
+    def records(tag):
+        return [json.loads(text.split(' ', 1)[1]) for text in lines if text.startswith(tag + ' ')]
+    epochs = records('SSB-EPOCH')
+    (summary,) = records('SSB-SUMMARY')
     return epochs, summary
 
 

@@ -22,13 +22,13 @@ def packed(tiny_dataset, tmp_path_factory):
 
 def summary_of(proc):
     assert proc.returncode == 0, proc.stderr
-    (line,) = [l for l in proc.stdout.splitlines() if l.startswith('SSB-SUMMARY ')]
+    (line,) = [text for text in proc.stdout.splitlines() if text.startswith('SSB-SUMMARY ')]
     return json.loads(line.split(' ', 1)[1])
 
 
 def epochs_of(proc):
-    return [json.loads(l.split(' ', 1)[1]) for l in proc.stdout.splitlines()
-            if l.startswith('SSB-EPOCH ')]
+    return [json.loads(text.split(' ', 1)[1]) for text in proc.stdout.splitlines()
+            if text.startswith('SSB-EPOCH ')]
 
 
 def test_round_trip_keeps_records_bytes_and_classes(tiny_dataset, packed):

@@ -195,7 +195,8 @@ def test_prepare_command_and_resolution_check(tiny_dataset, tmp_path):
     assert done['images'] == 29 and done['prepared']['pixel_budget'] == 8000
     _, summary = train(out, '--variant', 'hrvs', '--epochs', '2', '--pixel-budget', '8k')
     assert summary['data_format'] == 'prepared' and summary['max_pixels_per_image'] <= 8000
-    line = payload_error(run_payload('--variant', 'hrvs', '--data-dir', out, '--pixel-budget', '65k'))
+    line = payload_error(run_payload('--variant', 'hrvs', '--data-dir', out,
+                                     '--pixel-budget', '65k'))
     assert line.endswith("was prepared for pixel_budget=8000, upscale=True, variant=hrvs; this "
                          "run asks for pixel_budget=65000, upscale=True, variant=hrvs: prepare "
                          "it again, or change the options")

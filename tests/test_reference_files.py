@@ -115,11 +115,11 @@ def test_diff_shows_old_and_new_side_by_side(tmp_path, capsys, perflog_dir):
     refs = tmp_path / 'refs'
     status, out, _ = run_cli(capsys, 'diff', '--perflog-dir', perflog_dir, '--reference-dir', refs)
     assert status == 0 and 'no file yet' in out and not refs.exists()
-    line = next(l for l in out.splitlines() if 'lrfs' in l and 'steady_epoch_time' in l)
+    line = next(text for text in out.splitlines() if 'lrfs' in text and 'steady_epoch_time' in text)
     assert '0.5 s [-, 0.55]' in line and ' new ' in line and '3: 0.49..0.51' in line
     run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', refs)
     status, out, _ = run_cli(capsys, 'diff', '--perflog-dir', perflog_dir, '--reference-dir', refs)
-    assert all(' same ' in l for l in out.splitlines()[3:] if l.strip())
+    assert all(' same ' in text for text in out.splitlines()[3:] if text.strip())
 
 
 @pytest.mark.parametrize('text, message', [

@@ -79,7 +79,7 @@ def test_default_run_reaches_the_target_accuracy(default_run):
                                         'TimeToAccuracy.log'))
     records = {r['variant']: r for r in read_perflog(perflog)}
     assert set(records) == {'lrfs', 'hrvs'}
-    for variant, r in records.items():
+    for r in records.values():
         assert r['result'] == 'pass' and r['target_accuracy'] == '0.5'
         epochs = float(r['epochs_to_target_value'])
         assert 1 <= epochs <= 15 and r['epochs_to_target_unit'] == 'epochs'

@@ -11,7 +11,8 @@ def test_parse_pixel_budget(text, pixels):
     assert shapes.parse_pixel_budget(text) == pixels
 
 
-@pytest.mark.parametrize('text', ['abc', '0', '-5k', 'k', '0.5', '1000', 'inf', 'nan', '-inf', '1e400'])
+@pytest.mark.parametrize('text', ['abc', '0', '-5k', 'k', '0.5', '1000', 'inf', 'nan', '-inf',
+                                  '1e400'])
 def test_parse_pixel_budget_rejects(text):
     with pytest.raises(ValueError):
         shapes.parse_pixel_budget(text)
@@ -40,6 +41,8 @@ def test_buckets_are_bounded_and_contain_the_image():
     sides = range(1, 2000)
     buckets = {shapes.bucket_side(s) for s in sides}
     # One bucket per growth step from the minimum side: logarithmic, not linear, in the side.
-    assert len(buckets) <= 2 + math.log(2000 / shapes.BUCKET_MIN_SIDE) / math.log(shapes.BUCKET_GROWTH)
+    steps = math.log(2000 / shapes.BUCKET_MIN_SIDE) / math.log(shapes.BUCKET_GROWTH)
+    assert len(buckets) <= 2 + steps
     for s in sides:
-        assert s <= shapes.bucket_side(s) <= max(shapes.BUCKET_MIN_SIDE, s * shapes.BUCKET_GROWTH + 1)
+        top = max(shapes.BUCKET_MIN_SIDE, s * shapes.BUCKET_GROWTH + 1)
+        assert s <= shapes.bucket_side(s) <= top

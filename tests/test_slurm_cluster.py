@@ -44,7 +44,7 @@ def test_both_variants_at_two_scales_through_slurm(cluster_run):
     cwd, records = cluster_run
     runs = {(r['variant'], r['scale']): r for r in records}
     assert set(runs) == {(v, s) for v in ('lrfs', 'hrvs') for s in ('single', 'node')}
-    for (variant, scale), r in runs.items():
+    for (_, scale), r in runs.items():
         assert r['result'] == 'pass'
         assert r['jobid'].isdigit(), r['jobid']            # a Slurm job, not a local process
         assert r['job_nodelist'] not in ('', '[]', 'null')
@@ -98,7 +98,8 @@ def test_killed_worker_fails_the_job_with_a_reason(slurm, tmp_path):
     env = dict({k: v for k, v in os.environ.items() if not k.startswith('RFM_')},
                **cluster_env(tmp_path))
     rfm = subprocess.Popen([REFRAME, '-C', CI_CONFIG, '-c', os.path.join(REPO, 'reframe_tests'),
-                            '-r', '-n', 'TrainingTest.*variant=hrvs.*scale=node', '-S', 'epochs=300',
+                            '-r', '-n', 'TrainingTest.*variant=hrvs.*scale=node',
+                            '-S', 'epochs=300',
                             '-S', 'parallel_efficiency=false', '-S', 'time_limit=10m'],
                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
     try:
