@@ -123,8 +123,7 @@ def load_runs(args):
     if args.since is not None and args.until is not None and args.since > args.until:
         raise UsageError('--since is after --until: no run can be in between')
     if args.db:
-        runs = [r for test in TESTS for r in
-                resultsdb.read(args.db, test, sessions=set(args.session or []) or None)]
+        runs = resultsdb.read(args.db, TESTS, sessions=set(args.session or []) or None)
         source = args.db
     elif args.perflog:
         runs = [r for path in args.perflog

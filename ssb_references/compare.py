@@ -93,8 +93,7 @@ def read_sources(perflog_dirs=(), perflogs=(), dbs=()):
         test = perflog.test_of(path)
         runs += perflog.read([path], test) if test in TESTS else []
     for db in dbs:
-        for test in TESTS:
-            runs += resultsdb.read(db, test)
+        runs += resultsdb.read(db, TESTS)
     seen, unique = set(), []
     for r in sorted(runs, key=lambda r: r.time):
         ident = (r.partition, r.test, r.get('name'), round(r.time, 3), signature(r))

@@ -3,6 +3,7 @@ its references come from ssb-references like TrainingTest's and live in the same
 gap reference tighter than the machine's fails it with ReFrame's performance error, saying
 which variant moved."""
 import glob
+import logging
 import os
 import re
 import types
@@ -31,6 +32,7 @@ def gap_test(record, **changed):
     test.current_partition = types.SimpleNamespace(fullname='generic:default')
     test.current_environ = types.SimpleNamespace(name='builtin')
     test.display_name = 'SizeShapeGap %model=smallcnn'
+    test.logger = logging.getLogger('size-shape-bench.test')       # as ReFrame's test.logger
     return test
 
 
