@@ -175,9 +175,8 @@ def results_db(args, env):
 def performance_compare(args, env, base, new, workdir):
     """ReFrame's --performance-compare of the new session (left) with ``base`` (right),
     as CSV text ('' if it failed)."""
-    proc = subprocess.run(reframe_base(args) + [
-        f'--performance-compare={new}/{base}/median:/', '--table-format=csv'],
-        capture_output=True, text=True, env=env, cwd=workdir)
+    proc = subprocess.run(reframe_base(args) + acceptance_judge.compare_args(new, base),
+                          capture_output=True, text=True, env=env, cwd=workdir)
     return proc.stdout if proc.returncode == 0 else ''
 
 
