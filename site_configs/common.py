@@ -201,6 +201,56 @@ def access_from_env(*pairs, environ=None):
     return [fmt.format(environ[var]) for fmt, var in pairs if environ.get(var)]
 
 
+# The account and QoS every user sets for themselves (access_from_env).
+USER_ACCESS = (('--account={}', 'SSB_ACCOUNT'), ('--qos={}', 'SSB_QOS'))
+
+
+def slurm_partition(name, descr, *, features=(), whole_nodes=False, cpus_per_gpu=None,
+                    memory_per_node_gib=None, access=(), user_access=USER_ACCESS,
+                    environs=('tensorflow',), **keys):
+    """A Slurm partition that runs the tests with srun in the ``tensorflow`` environment.
+
+    The CPUs and memory a job gets are Slurm options of the partition's ``access``:
+
+    :arg whole_nodes: ``--exclusive``: every CPU of each node, for the CPU tests (one task
+        per node, or one per socket at the data-parallel scales, with TensorFlow's threads
+        on every core).
+    :arg cpus_per_gpu: ``--cpus-per-gpu=N``: the CPUs a task gets for each GPU it drives
+        (the one GPU of the single scale, every GPU of the node at the others), for its
+        input pipeline. Per GPU, not per task: a fixed ``--cpus-per-task`` would give the
+        task that drives a whole node's GPUs the CPUs of one.
+    :arg memory_per_node_gib: ``--mem=<N>G``: the memory each job asks for on each node;
+        at most what Slurm can give (the node's ``RealMemory`` in ``scontrol show node``,
+        below the installed memory), or no job starts. Default: all of it (``--mem=0``)
+        with ``whole_nodes``, else the site's default memory per CPU.
+    :arg access: the partition's other options (``--partition``, ``--constraint``, ...);
+        ``user_access`` adds each user's own account and QoS from the environment
+        (:func:`access_from_env`).
+    :arg keys: the rest of the partition (``processor``, ``devices``, ``extras``,
+        ``max_jobs``, ``prepare_cmds``, ``container_platforms``, ...).
+    """
+    options = list(access)
+    if whole_nodes:
+        options.append('--exclusive')
+    if cpus_per_gpu:
+        options.append(f'--cpus-per-gpu={cpus_per_gpu}')
+    if memory_per_node_gib:
+        options.append(f'--mem={memory_per_node_gib}G')
+    elif whole_nodes:
+        options.append('--mem=0')           # --exclusive alone gives the default per CPU
+    return {
+        'name': name,
+        'descr': descr,
+        'scheduler': 'slurm',
+        'launcher': 'srun',
+        'access': options + access_from_env(*user_access),
+        'environs': list(environs),
+        'features': list(features),
+        'resources': slurm_resources(),
+        **keys,
+    }
+
+
 def _check_keys(where, obj, allowed):
     for key in obj:
         if key not in allowed:
