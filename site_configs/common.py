@@ -15,6 +15,10 @@ A site file (``site_configs/<site>.py``) loads this module by path (with
 * ``modes``: ``--mode=acceptance`` (full sizes, every model, references enforced);
   without a mode the tests' defaults are the smoke run.
 
+and the pieces a site file builds its own part with: :func:`slurm_partition` (a Slurm
+partition with the CPUs and memory its jobs ask for), :func:`tensorflow_environ`,
+:func:`access_from_env`.
+
 This file is not a ReFrame configuration by itself: pass a site file to ``-C``.
 
 Environment variables read here (all optional):
