@@ -29,7 +29,7 @@ def system_of(session):
 def previous_session(db, uuid):
     """The stored session before ``uuid`` (None when it is the first)."""
     try:
-        uuids = resultsdb.sessions(db)
+        uuids = resultsdb.session_uuids(db)
     except resultsdb.ResultsDBError:
         return None
     if uuid not in uuids:

@@ -81,7 +81,7 @@ def _testcases(path, tests):
     return cases
 
 
-def sessions(path):
+def session_uuids(path):
     """The UUIDs of the stored sessions, oldest first."""
     text = _from(_reframe(path, '--list-stored-sessions=all', '--table-format=csv',
                           '--table-format-delim=,'), 'UUID', 'session table', path)

@@ -102,7 +102,7 @@ def test_output_that_is_no_comparison_is_refused_and_none_is_nothing():
 
 def test_the_previous_session_is_the_one_stored_before(compared):
     _, db, (base, new) = compared
-    assert resultsdb.sessions(db) == [base, new]
+    assert resultsdb.session_uuids(db) == [base, new]
     assert acceptance_judge.previous_session(db, new) == base
     assert acceptance_judge.previous_session(db, base) is None
     assert acceptance_judge.previous_session(db, 'not-stored') == new

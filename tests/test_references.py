@@ -216,7 +216,7 @@ def test_results_db_and_perflog_give_the_same_runs(stored):
 
 def test_stored_sessions_come_oldest_first(stored):
     db, _, uuids = stored
-    assert resultsdb.sessions(db) == uuids
+    assert resultsdb.session_uuids(db) == uuids
 
 
 def test_a_missing_results_db_says_how_to_enable_it(tmp_path):
