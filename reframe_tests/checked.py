@@ -10,22 +10,17 @@ import math
 import os
 import re
 
+import reframe.core.runtime as rt
 import reframe.utility.typecheck as typ
 from reframe.core.exceptions import ReframeError
 from reframe.core.pipeline import RegressionTest
-from reframe.core.settings import site_configuration as builtin_settings
 
 from payload import contract
 from sizeshape_datasets import mame
 from sizeshape_datasets.shapes import parse_pixel_budget
+from ssb_common.reframe_private import variable_names
 
 from . import site_keys
-
-# ReFrame's file perflog separates its fields with this (site_configs/common.py takes
-# the handler as ReFrame defines it): a value holding it would shift every later column.
-_FILELOG = next(h for h in builtin_settings['logging'][0]['handlers_perflog']
-                if h['type'] == 'filelog')
-PERFLOG_SEPARATOR = re.search(r'\)s(.)%\(', _FILELOG['format']).group(1)
 
 # Test variables (parameters are fixed by the classes) and their choices.
 CHOICES = {
@@ -122,9 +117,20 @@ def _number(name, value):
         yield f'-S {name}={value} must be between {BETWEEN[name][0]} and {BETWEEN[name][1]}'
 
 
+def perflog_separators():
+    """What the file perflogs of this run separate their fields with (site_configs/common.py
+    takes ReFrame's builtin handler: '|'): a value holding one would shift every later
+    column."""
+    handlers = rt.runtime().get_option('logging/0/handlers_perflog') or []
+    found = (re.search(r'\)s(.)%\(', h.get('format', '')) for h in handlers
+             if h.get('type') == 'filelog')
+    return sorted({m.group(1) for m in found if m})
+
+
 def _text(name, value):
-    for bad, why in ((PERFLOG_SEPARATOR, 'separates the fields of the perflog'),
-                     ('\n', 'ends a perflog record'), ('\0', 'cannot be in an argument')):
+    bad_characters = [(sep, 'separates the fields of the perflog') for sep in perflog_separators()]
+    for bad, why in (*bad_characters, ('\n', 'ends a perflog record'),
+                     ('\0', 'cannot be in an argument')):
         if bad in value:
             yield f'-S {name}={value!r}: {bad!r} {why}; choose a value without it'
 
@@ -132,7 +138,7 @@ def _text(name, value):
 def problems(test, only=None):
     """What the payload would refuse in the variables of ``test`` (or in those named in
     ``only``), one message each."""
-    names = set(only or type(test).var_space.keys() - RegressionTest.var_space.keys())
+    names = set(only or variable_names(type(test)) - variable_names(RegressionTest))
     for name in sorted(names):
         value = getattr(test, name)
         if isinstance(value, Invalid):

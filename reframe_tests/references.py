@@ -17,7 +17,6 @@ import os
 
 import reframe.core.runtime as rt
 from reframe.core.exceptions import ReferenceParseError
-from reframe.core.logging import getlogger
 
 from ssb_references import reffile
 from ssb_references.runs import meta_key
@@ -75,7 +74,7 @@ def for_test(test):
     key = tuple(_index_value(test, a) for a in refs.index)
     differing = refs.workload_differences(key, lambda k: getattr(test, k, None))
     if differing:
-        getlogger().warning(
+        test.logger.warning(
             f'{test.display_name}: not checked against {path} ({meta_key(name, key)}): it is '
             f'for another workload: ' + ', '.join(f'{k}={v!r} (references: {r!r})'
                                                   for k, v, r in differing))

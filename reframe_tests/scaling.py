@@ -6,6 +6,8 @@ the node count from ``extras['nodes']`` (default 1), CPU workers per node from
 """
 import dataclasses
 
+from reframe.core.backends import getlauncher
+
 from . import site_keys
 
 SCALES = {'single': 1, 'node': 1, '2nodes': 2, '4nodes': 4}   # scale -> nodes
@@ -41,7 +43,7 @@ def layout(scale, device, partition):
         # MultiWorkerMirroredStrategy across nodes).
         return Layout(nodes, 1, gpus, nodes * gpus)
     workers = int(partition.extras.get(site_keys.CPU_WORKERS_PER_NODE, 2))
-    if nodes * workers > 1 and partition.launcher_type.registered_name == 'local':
+    if nodes * workers > 1 and partition.launcher_type is getlauncher('local'):
         raise ValueError(f'{scale} needs {nodes * workers} tasks; the local launcher of '
                          f'{partition.fullname} starts one')
     return Layout(nodes * workers, workers, 0, nodes)

@@ -13,7 +13,6 @@ TENSORFLOW = 'tensorflow'
 MAME_ROOT = 'mame_root'
 LOCAL_SCRATCH = 'local_scratch'
 GPU_MEMORY_GIB = 'gpu_memory_gib'
-MEMORY_PER_NODE_GIB = 'memory_per_node_gib'
 PEAK_GFLOPS_PER_DEVICE = 'peak_gflops_per_device'
 NODES = 'nodes'
 CPU_WORKERS_PER_NODE = 'cpu_workers_per_node'
@@ -23,7 +22,6 @@ PARTITION_EXTRAS = {
                'synthetic data',
     LOCAL_SCRATCH: 'node-local storage to stage the images to before training',
     GPU_MEMORY_GIB: 'memory of one GPU: the payload\'s memory limit on GPUs',
-    MEMORY_PER_NODE_GIB: 'memory of one node, for reading memory results',
     PEAK_GFLOPS_PER_DEVICE: 'fp32 peak of one GPU, or of a CPU node\'s CPUs: peak_fraction',
     NODES: 'nodes of the partition (default 1): the multi-node scales run only where they fit',
     CPU_WORKERS_PER_NODE: 'data-parallel CPU workers per node at the multi-worker scales '

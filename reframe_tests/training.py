@@ -12,10 +12,12 @@ import subprocess
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.udeps as udeps
+from reframe.core.backends import getscheduler
 from reframe.core.builtins import (fixture, parameter, run_after, run_before,
                                    sanity_function, variable)
 
 from payload import contract, provenance
+from ssb_common.reframe_private import parameter_names
 
 from . import checked, payload_log, scaling, site_keys
 from .environment import run_python
@@ -87,7 +89,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
     def single_scale_name(self):
         cls = type(self)
         # Every parameter but the scale, those added by -P (".name") included.
-        same = {name: getattr(self, name) for name in cls.param_space.params if name != 'scale'}
+        same = {name: getattr(self, name) for name in parameter_names(cls) if name != 'scale'}
         (num,) = cls.get_variant_nums(scale='single', **same)
         return cls.variant_name(num)
 
@@ -171,12 +173,13 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
         self.energy_source = summary['energy_source'] or 'none'
         self.energy_note = summary['energy_note']
         self.timing_lock_wait_s = summary['timing_lock_wait_s']
-        if self.job.scheduler.registered_name == 'slurm':
+        if type(self.job.scheduler) is getscheduler('slurm'):     # not squeue: no sacct
             self.sacct_energy_j = slurm_energy(self.job.jobid)
 
         # Variables of steps a run may leave out are logged only where they ran: ReFrame
         # fails a NaN value, and a new set of fields starts a new perflog file (.log.hN).
-        ran = {'stage': bool(self.stage_dir or self.current_partition.extras.get(site_keys.LOCAL_SCRATCH)),
+        scratch = self.current_partition.extras.get(site_keys.LOCAL_SCRATCH)
+        ran = {'stage': bool(self.stage_dir or scratch),
                'jit': self.jit_compile, 'energy': bool(summary['energy_source']),
                'prepare': self.prepare, 'gpu': self.device == site_keys.GPU,
                'spread': summary['steady_epoch_cv'] is not None, None: True}

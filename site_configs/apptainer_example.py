@@ -21,28 +21,21 @@ site_configuration = common.site_configuration(
         'descr': 'A Slurm cluster running the payload in an Apptainer image (example)',
         'hostnames': [r'^apptainer-login\d+$'],
         'modules_system': 'nomod',
-        'partitions': [{
-            'name': 'cpu',
-            'descr': 'CPU nodes, payload in a container (placeholder)',
-            'scheduler': 'slurm',
-            'launcher': 'srun',
-            'access': ['--partition=cpu', '--exclusive',
-                       *common.access_from_env(('--account={}', 'SSB_ACCOUNT'),
-                                               ('--qos={}', 'SSB_QOS'))],
-            'environs': ['tensorflow'],
-            'max_jobs': 8,
-            'features': ['cpu', 'x86_64'],
-            'resources': common.slurm_resources(),
+        'partitions': [common.slurm_partition(
+            'cpu', 'CPU nodes, payload in a container (placeholder)',
+            features=['cpu', 'x86_64'],
+            access=['--partition=cpu'],
+            whole_nodes=True,
+            max_jobs=8,
             # The first platform is the tests' default; 'modules' would load the
             # runtime's module where it is one.
-            'container_platforms': [{'type': 'Apptainer'}],
-            'extras': {
+            container_platforms=[{'type': 'Apptainer'}],
+            extras={
                 'nodes': 16,                                            # placeholder
-                'memory_per_node_gib': 256,                             # placeholder
                 'peak_gflops_per_device': 5000,                         # placeholder
                 'container_image': '/shared/images/size-shape-bench.sif',   # placeholder
             },
-        }],
+        )],
     }],
     environments=[
         # No modules: TensorFlow comes from the image; the host needs only ReFrame.

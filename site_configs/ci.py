@@ -33,44 +33,27 @@ LMOD_INIT = '/usr/share/lmod/lmod/init/bash'
 if os.access('/usr/share/lmod/lmod/libexec/lmod', os.X_OK):
     os.environ.setdefault('LMOD_CMD', '/usr/share/lmod/lmod/libexec/lmod')
 
-
-def _memory_gib():
-    """This machine's memory: the CI cluster's only node is the machine itself."""
-    try:
-        return round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30, 1)
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-_extras = {}
-if _memory_gib():
-    _extras['memory_per_node_gib'] = _memory_gib()
-# No 'peak_gflops_per_device': the CI machine's CPU is unknown in advance.
-# No 'mame_root': the tests make synthetic data.
-
 site_configuration = common.site_configuration(
     systems=[{
         'name': 'ci',
         'descr': 'CI: single-node Slurm cluster (slurmctld + slurmd + slurmdbd) with Lmod',
         'hostnames': ['.*'],
         'modules_system': 'lmod',
-        'partitions': [{
-            'name': 'cpu',
-            'descr': 'the CI machine as a Slurm node, no GPU',
-            'scheduler': 'slurm',
-            'launcher': 'srun',
-            'access': [],
+        'partitions': [common.slurm_partition(
+            'cpu', 'the CI machine as a Slurm node, no GPU',
+            features=['cpu'],
+            # Two jobs share the node (the data fixture and the tests after it), each with
+            # the cluster's default CPUs and memory (.ci/cluster/start); no account.
+            user_access=(),
+            max_jobs=2,
             # The batch shell needs the `module` function before the
             # environment's `module load`: it inherits it from an initialised
             # submitting shell; if not, it sources Lmod's bash init itself.
-            'prepare_cmds': [f'type module >/dev/null 2>&1 || . {LMOD_INIT}'],
-            'environs': ['tensorflow'],
-            # The data fixture and the tests after it; two jobs at a time.
-            'max_jobs': 2,
-            'features': ['cpu'],
-            'resources': common.slurm_resources(),
-            'extras': _extras,
-        }],
+            prepare_cmds=[f'type module >/dev/null 2>&1 || . {LMOD_INIT}'],
+            # No 'peak_gflops_per_device': the CI machine's CPU is unknown in advance.
+            # No 'mame_root': the tests make synthetic data.
+            extras={},
+        )],
     }],
     environments=[
         common.tensorflow_environ(

@@ -15,6 +15,10 @@ A site file (``site_configs/<site>.py``) loads this module by path (with
 * ``modes``: ``--mode=acceptance`` (full sizes, every model, references enforced);
   without a mode the tests' defaults are the smoke run.
 
+and the pieces a site file builds its own part with: :func:`slurm_partition` (a Slurm
+partition with the CPUs and memory its jobs ask for), :func:`tensorflow_environ`,
+:func:`access_from_env`.
+
 This file is not a ReFrame configuration by itself: pass a site file to ``-C``.
 
 Environment variables read here (all optional):
@@ -46,10 +50,12 @@ import copy
 import difflib
 import os
 
-from reframe.core.settings import site_configuration as builtin_settings
+from reframe.core.backends import getlauncher, getscheduler
+from reframe.core.exceptions import ConfigError
 from reframe.utility import import_module_from_file
 
 from payload.contract import MODELS
+from ssb_common import reframe_private
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The feature and extras names the tests read (one home: reframe_tests/site_keys.py).
@@ -59,12 +65,11 @@ site_keys = import_module_from_file(os.path.join(REPO, 'reframe_tests', 'site_ke
 # ReFrame expands ${HOME}; one file per user, shared by every site config.
 RESULTS_DB = '${HOME}/.reframe/reports/size-shape-bench.db'
 
-# ReFrame's own file perflog (reframe/core/settings.py): one '|'-separated record per
+# ReFrame's own file perflog (its builtin configuration): one '|'-separated record per
 # test with every loggable variable (`%(check_#ALL)s` minus ReFrame's ignore_keys) and,
 # per performance variable, value|unit|reference|lower|upper, under
 # perflogs/<system>/<partition>/<test>.log. Taken as ReFrame defines it, never restated.
-BUILTIN_FILELOG = next(h for h in builtin_settings['logging'][0]['handlers_perflog']
-                       if h['type'] == 'filelog')
+BUILTIN_FILELOG = reframe_private.builtin_perflog_handler()
 
 
 def perflog_handlers(environ=None):
@@ -200,13 +205,54 @@ def access_from_env(*pairs, environ=None):
     return [fmt.format(environ[var]) for fmt, var in pairs if environ.get(var)]
 
 
-def _schema():
-    import json
+# The account and QoS every user sets for themselves (access_from_env).
+USER_ACCESS = (('--account={}', 'SSB_ACCOUNT'), ('--qos={}', 'SSB_QOS'))
 
-    import reframe
-    path = os.path.join(reframe.INSTALL_PREFIX, 'reframe', 'schemas', 'config.json')
-    with open(path) as f:
-        return json.load(f)
+
+def slurm_partition(name, descr, *, features=(), whole_nodes=False, cpus_per_gpu=None,
+                    memory_per_node_gib=None, access=(), user_access=USER_ACCESS,
+                    environs=('tensorflow',), **keys):
+    """A Slurm partition that runs the tests with srun in the ``tensorflow`` environment.
+
+    The CPUs and memory a job gets are Slurm options of the partition's ``access``:
+
+    :arg whole_nodes: ``--exclusive``: every CPU of each node, for the CPU tests (one task
+        per node, or one per socket at the data-parallel scales, with TensorFlow's threads
+        on every core).
+    :arg cpus_per_gpu: ``--cpus-per-gpu=N``: the CPUs a task gets for each GPU it drives
+        (the one GPU of the single scale, every GPU of the node at the others), for its
+        input pipeline. Per GPU, not per task: a fixed ``--cpus-per-task`` would give the
+        task that drives a whole node's GPUs the CPUs of one.
+    :arg memory_per_node_gib: ``--mem=<N>G``: the memory each job asks for on each node;
+        at most what Slurm can give (the node's ``RealMemory`` in ``scontrol show node``,
+        below the installed memory), or no job starts. Default: all of it (``--mem=0``)
+        with ``whole_nodes``, else the site's default memory per CPU.
+    :arg access: the partition's other options (``--partition``, ``--constraint``, ...);
+        ``user_access`` adds each user's own account and QoS from the environment
+        (:func:`access_from_env`).
+    :arg keys: the rest of the partition (``processor``, ``devices``, ``extras``,
+        ``max_jobs``, ``prepare_cmds``, ``container_platforms``, ...).
+    """
+    options = list(access)
+    if whole_nodes:
+        options.append('--exclusive')
+    if cpus_per_gpu:
+        options.append(f'--cpus-per-gpu={cpus_per_gpu}')
+    if memory_per_node_gib:
+        options.append(f'--mem={memory_per_node_gib}G')
+    elif whole_nodes:
+        options.append('--mem=0')           # --exclusive alone gives the default per CPU
+    return {
+        'name': name,
+        'descr': descr,
+        'scheduler': 'slurm',
+        'launcher': 'srun',
+        'access': options + access_from_env(*user_access),
+        'environs': list(environs),
+        'features': list(features),
+        'resources': slurm_resources(),
+        **keys,
+    }
 
 
 def _check_keys(where, obj, allowed):
@@ -219,12 +265,13 @@ def _check_keys(where, obj, allowed):
 
 
 def _check_backend(where, kind, name):
-    from reframe.core import backends
-    get = backends.getscheduler if kind == 'scheduler' else backends.getlauncher
+    get = getscheduler if kind == 'scheduler' else getlauncher
     try:
         get(name)
-    except Exception:
-        known = sorted(getattr(backends, f'_{kind}s'))
+    except ConfigError:
+        known = reframe_private.backend_names(kind)
+        if name in known:       # registered, unusable on this host: ReFrame says so if used
+            return
         close = difflib.get_close_matches(str(name), known, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ''
         raise _config_error(f"{where}: unknown {kind} '{name}'{hint}; "
@@ -232,38 +279,32 @@ def _check_backend(where, kind, name):
 
 
 def _config_error(msg):
-    from reframe.core.exceptions import ConfigError
     return ConfigError(f'size-shape-bench site config: {msg}')
 
 
 def check_site(systems, environments):
     """Name the bad key or backend of a site config before ReFrame's schema check does.
 
-    ReFrame validates the whole file against its JSON schema, but a misspelt
-    required key ('launchr') is reported as "'launcher' is a required
-    property", and an unknown launcher only when that system is selected.
-    This check names the offending key (with the closest valid one) or the
-    unknown scheduler/launcher, for every system in the file, using the
-    schema of the ReFrame that is running.
+    ReFrame validates the whole file against its JSON schema, and stays the judge of it;
+    but it reports a misspelt required key ('launchr') as "'launcher' is a required
+    property", takes a misspelt device key ('num_device') without a word, and finds an
+    unknown launcher only when that system is selected. This check names the offending
+    key (with the closest valid one) or the unknown scheduler/launcher, for every system
+    in the file, with the keys of the running ReFrame's schema (read in
+    ssb_common/reframe_private.py, the one place that reaches into ReFrame).
     """
-    schema = _schema()
-    system_schema = schema['properties']['systems']['items']
-    part_schema = system_schema['properties']['partitions']['items']
-    env_schema = schema['properties']['environments']['items']
-    defs = schema['defs']
+    keys = reframe_private.config_keys()
     for sys_ in systems:
         sname = sys_.get('name', '?')
-        _check_keys(f"system '{sname}'", sys_, system_schema['properties'])
+        _check_keys(f"system '{sname}'", sys_, keys['system'])
         for part in sys_.get('partitions', []):
             where = f"partition '{sname}:{part.get('name', '?')}'"
-            _check_keys(where, part, part_schema['properties'])
-            _check_keys(f'{where}, processor', part.get('processor', {}),
-                        defs['processor_info']['properties'])
+            _check_keys(where, part, keys['partition'])
+            _check_keys(f'{where}, processor', part.get('processor', {}), keys['processor'])
             for dev in part.get('devices', []):
-                _check_keys(f'{where}, devices', dev, defs['device_info']['properties'])
+                _check_keys(f'{where}, devices', dev, keys['device'])
             for res in part.get('resources', []):
-                _check_keys(f'{where}, resources', res,
-                            part_schema['properties']['resources']['items']['properties'])
+                _check_keys(f'{where}, resources', res, keys['resource'])
             for kind in ('scheduler', 'launcher'):
                 if kind in part:
                     _check_backend(where, kind, part[kind])
@@ -272,7 +313,7 @@ def check_site(systems, environments):
 
     for env in environments:
         where = f"environment '{env.get('name', '?')}'"
-        _check_keys(where, env, env_schema['properties'])
+        _check_keys(where, env, keys['environment'])
         _check_keys(f'{where}, extras', env.get('extras', {}), site_keys.ENVIRON_EXTRAS)
 
 

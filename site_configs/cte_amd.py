@@ -30,39 +30,33 @@ site_configuration = common.site_configuration(
         # 4.10 needs >= 4.1). The `ml` shorthand seen in CTE-AMD scripts exists
         # in both Lmod and Environment Modules >= 4.5.
         'modules_system': 'envmod',
-        'partitions': [{
-            'name': 'gpu',
-            'descr': '1x EPYC 7742 (64 cores), 2x MI50 32 GB, 1 TB',
-            'scheduler': 'slurm',
-            'launcher': 'srun',
+        'partitions': [common.slurm_partition(
+            # 1 TB of memory per node (BSC CTE-AMD user's guide): jobs share nodes, and
+            # take Slurm's default memory per CPU.
+            'gpu', '1x EPYC 7742 (64 cores), 2x MI50 32 GB, 1 TB',
+            features=['gpu', 'amd', 'rocm', 'x86_64'],
             # Half of the node's 128 hardware threads per GPU (the public
             # scripts take all 128 for 2 GPUs). Account/QoS: the user's own,
             # export SSB_ACCOUNT=... SSB_QOS=...
-            'access': ['--cpus-per-gpu=64',
-                       *common.access_from_env(('--account={}', 'SSB_ACCOUNT'),
-                                               ('--qos={}', 'SSB_QOS'))],
-            'environs': ['tensorflow'],
-            'max_jobs': 4,
-            'features': ['gpu', 'amd', 'rocm', 'x86_64'],
-            'processor': {
+            cpus_per_gpu=64,
+            max_jobs=4,
+            processor={
                 'arch': 'zen2',
                 'num_cpus': 128,
                 'num_cpus_per_core': 2,
                 'num_sockets': 1,
                 'num_cpus_per_socket': 128,
             },
-            'devices': [{'type': 'gpu', 'arch': 'gfx906',
-                         'model': 'AMD Radeon Instinct MI50 32GB', 'num_devices': 2}],
-            'resources': common.slurm_resources(),
-            'extras': {
+            devices=[{'type': 'gpu', 'arch': 'gfx906',
+                      'model': 'AMD Radeon Instinct MI50 32GB', 'num_devices': 2}],
+            extras={
                 'nodes': 33,                    # compute nodes, BSC CTE-AMD user's guide
-                'memory_per_node_gib': 1024,    # BSC CTE-AMD user's guide (1 TB)
                 'gpu_memory_gib': 32,           # MI50 32 GB HBM2 (same guide)
                 # fp32 peak of an MI50: 13.3 TFLOP/s, AMD Radeon Instinct MI50 datasheet.
                 'peak_gflops_per_device': 13300,
                 # 'mame_root': no MAMe copy on GPFS known to us (synthetic data)
             },
-        }],
+        )],
     }],
     environments=[
         common.tensorflow_environ(

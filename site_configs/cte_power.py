@@ -36,38 +36,33 @@ site_configuration = common.site_configuration(
         # CTE-POWER is unverified here. ReFrame 4.10 supports Environment
         # Modules >= 4.1 ('envmod') and Lmod ('lmod').
         'modules_system': 'envmod',
-        'partitions': [{
-            'name': 'gpu',
-            'descr': '2x Power9 8335-GTH, 4x V100-SXM2 16 GB, 512 GB',
-            'scheduler': 'slurm',
-            'launcher': 'srun',
+        'partitions': [common.slurm_partition(
+            # 512 GB of memory per node (BSC CTE-POWER user's guide): jobs share nodes,
+            # and take Slurm's default memory per CPU.
+            'gpu', '2x Power9 8335-GTH, 4x V100-SXM2 16 GB, 512 GB',
+            features=['gpu', 'nvidia', 'cuda', 'ppc64le'],
             # 40 of the node's 160 hardware threads per GPU, as BSC's examples
             # request (they write --cpus-per-task=40 per --gres=gpu:1;
             # --cpus-per-gpu keeps the ratio for jobs that take all 4 GPUs).
             # Sites must set their own account/QoS:
             # export SSB_ACCOUNT=... SSB_QOS=debug|bsc_...
-            'access': ['--cpus-per-gpu=40',
-                       *common.access_from_env(('--account={}', 'SSB_ACCOUNT'),
-                                               ('--qos={}', 'SSB_QOS'))],
-            'environs': ['tensorflow'],
-            'max_jobs': 4,
-            'features': ['gpu', 'nvidia', 'cuda', 'ppc64le'],
-            'processor': {
+            cpus_per_gpu=40,
+            max_jobs=4,
+            processor={
                 'arch': 'power9',
                 'num_cpus': 160,            # 2 sockets x 20 cores x 4 threads
                 'num_cpus_per_core': 4,
                 'num_sockets': 2,
                 'num_cpus_per_socket': 80,
             },
-            'devices': [{'type': 'gpu', 'arch': 'sm_70',
-                         'model': 'NVIDIA Tesla V100-SXM2-16GB', 'num_devices': 4}],
+            devices=[{'type': 'gpu', 'arch': 'sm_70',
+                      'model': 'NVIDIA Tesla V100-SXM2-16GB', 'num_devices': 4}],
             # BSC's examples ask for GPUs with --gres=gpu:N; --gpus-per-node
             # (common.slurm_resources) needs Slurm >= 19.05. If CTE-POWER's
-            # Slurm rejects it, use '--gres=gpu:{num_gpus_per_node}' instead.
-            'resources': common.slurm_resources(),
-            'extras': {
+            # Slurm rejects it, pass resources=[{'name': '_rfm_gpu',
+            # 'options': ['--gres=gpu:{num_gpus_per_node}']}] instead.
+            extras={
                 'nodes': 52,                    # compute nodes, BSC CTE-POWER user's guide
-                'memory_per_node_gib': 512,     # BSC CTE-POWER user's guide
                 'gpu_memory_gib': 16,           # V100 16 GB HBM2 (same guide)
                 # fp32 peak of a V100 SXM2 (NVLink, as in the AC922 8335-GTH):
                 # 15.7 TFLOP/s, NVIDIA Tesla V100 datasheet.
@@ -76,7 +71,7 @@ site_configuration = common.site_configuration(
                 # data. Set 'mame_root' to a directory holding MAMe_dataset.csv
                 # and the images to train on the real dataset.
             },
-        }],
+        )],
     }],
     environments=[
         common.tensorflow_environ(

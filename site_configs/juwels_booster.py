@@ -33,34 +33,30 @@ site_configuration = common.site_configuration(
         # login node names are unverified; else pass --system=juwels_booster.
         'hostnames': [r'^jwlogin2\d', r'^jwb\d{4}'],
         'modules_system': 'lmod',
-        'partitions': [{
-            'name': 'gpu',
-            'descr': 'booster: 2x EPYC 7402 (48 cores), 4x A100 40 GB, 512 GB',
-            'scheduler': 'slurm',
-            'launcher': 'srun',
+        'partitions': [common.slurm_partition(
+            # 512 GB of memory per node (JSC JUWELS Booster configuration).
+            'gpu', 'booster: 2x EPYC 7402 (48 cores), 4x A100 40 GB, 512 GB',
+            features=['gpu', 'nvidia', 'cuda', 'x86_64'],
             # Slurm partition 'booster' ('develbooster' for short test jobs).
             # A quarter of the node's 48 cores per GPU. JSC requires a budget:
             # export SSB_ACCOUNT=<your budget>.
-            'access': ['--partition=booster', '--cpus-per-gpu=12',
-                       *common.access_from_env(('--account={}', 'SSB_ACCOUNT'))],
-            'environs': ['tensorflow'],
-            'max_jobs': 8,
-            'features': ['gpu', 'nvidia', 'cuda', 'x86_64'],
+            access=['--partition=booster'],
+            cpus_per_gpu=12,
+            user_access=[('--account={}', 'SSB_ACCOUNT')],
+            max_jobs=8,
             # 'processor' left to ReFrame: whether SMT is on (48 or 96 CPUs
             # seen by Slurm) is unverified here.
-            'devices': [{'type': 'gpu', 'arch': 'sm_80',
-                         'model': 'NVIDIA A100-SXM4-40GB', 'num_devices': 4}],
-            'resources': common.slurm_resources(),
-            'extras': {
+            devices=[{'type': 'gpu', 'arch': 'sm_80',
+                      'model': 'NVIDIA A100-SXM4-40GB', 'num_devices': 4}],
+            extras={
                 'nodes': 936,                   # JSC JUWELS Booster configuration
-                'memory_per_node_gib': 512,     # JSC JUWELS Booster configuration
                 'gpu_memory_gib': 40,           # A100 40 GB (same)
                 # fp32 peak of an A100 (non-tensor-core): 19.5 TFLOP/s, NVIDIA
                 # A100 datasheet (TF32 tensor cores: 156 TFLOP/s).
                 'peak_gflops_per_device': 19500,
                 # 'mame_root': no MAMe copy on JUST known to us (synthetic data)
             },
-        }],
+        )],
     }],
     environments=[
         common.tensorflow_environ(

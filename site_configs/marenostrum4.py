@@ -31,13 +31,11 @@ common = util.import_module_from_file(os.path.join(os.path.dirname(__file__), 'c
 # the whole node, which the suite's one task uses.
 NODE_PEAK_FP32_GFLOPS = 2 * 24 * 2.1 * 64
 
-# Every partition: whole nodes (--exclusive), whatever the number of tasks per
-# node the test runs (one, or one per socket for data-parallel scales), so that
-# TensorFlow's thread pools get all 48 cores. Account/QoS from the
-# environment: sites must set their own, e.g. export SSB_QOS=debug (BSC QoS
-# names are per group).
-ACCESS = ['--exclusive',
-          *common.access_from_env(('--account={}', 'SSB_ACCOUNT'), ('--qos={}', 'SSB_QOS'))]
+# Every partition: whole nodes (whole_nodes: --exclusive and all their memory), whatever
+# the number of tasks per node the test runs (one, or one per socket for data-parallel
+# scales), so that TensorFlow's thread pools get all 48 cores. Account/QoS from the
+# environment: sites must set their own, e.g. export SSB_QOS=debug (BSC QoS names are
+# per group).
 
 PROCESSOR = {
     'arch': 'skylake_avx512',
@@ -56,40 +54,31 @@ site_configuration = common.site_configuration(
         # (the version on MareNostrum 4 is unverified here).
         'modules_system': 'envmod',
         'partitions': [
-            {
-                'name': 'cpu',
-                'descr': '3,240 nodes, 2x Xeon Platinum 8160 (48 cores), 96 GB',
-                'scheduler': 'slurm',
-                'launcher': 'srun',
-                'access': ACCESS,
-                'environs': ['tensorflow'],
-                'features': ['cpu', 'intel', 'x86_64', 'avx512'],
-                'processor': PROCESSOR,
-                'resources': common.slurm_resources(),
-                'extras': {
+            common.slurm_partition(
+                # 96 GB: 12x 8 GB, BSC technical information
+                'cpu', '3,240 nodes, 2x Xeon Platinum 8160 (48 cores), 96 GB',
+                features=['cpu', 'intel', 'x86_64', 'avx512'],
+                whole_nodes=True,
+                processor=PROCESSOR,
+                extras={
                     'nodes': 3240,                      # BSC technical information
-                    'memory_per_node_gib': 96,          # 12x 8 GB, BSC technical information
                     'peak_gflops_per_device': NODE_PEAK_FP32_GFLOPS,
                     # 'mame_root': no MAMe copy on GPFS known to us (synthetic data)
                 },
-            },
-            {
-                'name': 'cpu-highmem',
-                'descr': '216 nodes, 2x Xeon Platinum 8160 (48 cores), 384 GB',
-                'scheduler': 'slurm',
-                'launcher': 'srun',
+            ),
+            common.slurm_partition(
+                # 384 GB: 12x 32 GB, BSC technical information
+                'cpu-highmem', '216 nodes, 2x Xeon Platinum 8160 (48 cores), 384 GB',
+                features=['cpu', 'intel', 'x86_64', 'avx512', 'highmem'],
                 # The high-memory nodes, for HR&VS images that do not fit in 96 GB.
-                'access': ['--constraint=highmem', *ACCESS],
-                'environs': ['tensorflow'],
-                'features': ['cpu', 'intel', 'x86_64', 'avx512', 'highmem'],
-                'processor': PROCESSOR,
-                'resources': common.slurm_resources(),
-                'extras': {
+                access=['--constraint=highmem'],
+                whole_nodes=True,
+                processor=PROCESSOR,
+                extras={
                     'nodes': 216,                       # BSC technical information
-                    'memory_per_node_gib': 384,         # 12x 32 GB, BSC technical information
                     'peak_gflops_per_device': NODE_PEAK_FP32_GFLOPS,
                 },
-            },
+            ),
         ],
     }],
     environments=[

@@ -56,7 +56,6 @@ site_configuration = common.site_configuration(
                 'resources': common.pbs_resources(),
                 'extras': {
                     'nodes': 2488,                  # CPU nodes (The Next Platform, 2021)
-                    'memory_per_node_gib': 256,     # NCAR Derecho documentation
                     'peak_gflops_per_device': CPU_NODE_PEAK_FP32_GFLOPS,
                 },
             },
@@ -74,7 +73,6 @@ site_configuration = common.site_configuration(
                 'resources': common.pbs_resources(),
                 'extras': {
                     'nodes': 82,                    # GPU nodes (The Next Platform, 2021)
-                    'memory_per_node_gib': 512,     # NCAR Derecho documentation
                     'gpu_memory_gib': 40,
                     # fp32 peak of an A100: 19.5 TFLOP/s, NVIDIA A100 datasheet.
                     'peak_gflops_per_device': 19500,

@@ -33,9 +33,12 @@ What the tests take from this file:
     ``mame_root``               directory of the real MAMe dataset
                                 (``MAMe_dataset.csv`` and the images); absent:
                                 the suite makes a synthetic MAMe-like dataset.
+    ``local_scratch``           node-local directory the images are staged to
+                                before training (absent: read where they are).
+    ``container_image``         image the payload runs in, with the partition's
+                                ``container_platforms`` (absent: no container).
     ``gpu_memory_gib``          memory of one GPU; passed to the payload as its
                                 memory limit.
-    ``memory_per_node_gib``     memory of one node, for reading memory results.
     ``peak_gflops_per_device``  fp32 peak of one GPU (GPU partitions) or of the
                                 whole node's CPUs (CPU partitions, where the one
                                 task uses the node); say where it comes from.
@@ -52,6 +55,14 @@ What the tests take from this file:
   QoS, constraint, CPUs). Never write a person's account here: use
   ``common.access_from_env(('--account={}', 'SSB_ACCOUNT'))`` so each user
   exports their own.
+* ``common.slurm_partition(name, descr, features=..., ...)`` writes a Slurm
+  partition (srun, the ``tensorflow`` environment, ``slurm_resources()``, each
+  user's ``SSB_ACCOUNT``/``SSB_QOS``) with the CPUs and memory its jobs need:
+  ``whole_nodes=True`` (``--exclusive --mem=0``: every core and all memory, for
+  CPU partitions), ``cpus_per_gpu=N`` (``--cpus-per-gpu=N``: CPUs for each GPU a
+  task drives), ``memory_per_node_gib=N`` (``--mem=NG`` per node: at most the
+  node's ``RealMemory`` in ``scontrol show node``, not the installed memory);
+  any other partition key as a keyword (``devices=``, ``extras=``, ...).
 
 The shared part (perflog format, httpjson handler, results database, the
 ``acceptance`` mode) comes from ``site_configs/common.py``;
@@ -81,50 +92,48 @@ site_configuration = common.site_configuration(
         # 'lmod', 'envmod' (Environment Modules >= 4.1), 'spack' or 'nomod'.
         'modules_system': 'lmod',
         'partitions': [
-            {
+            # A Slurm partition (scheduler 'slurm', launcher 'srun', the 'tensorflow'
+            # environment, each user's SSB_ACCOUNT/SSB_QOS); for another scheduler or
+            # launcher, write the partition's dict yourself (see pbs_example.py).
+            common.slurm_partition(
                 # A CPU-only partition: no 'gpu' feature, so the CPU tests run here.
-                'name': 'cpu',
-                'descr': 'CPU nodes (placeholder)',
-                'scheduler': 'slurm',       # or 'pbs', 'squeue' (Slurm without sacct), 'local', ...
-                'launcher': 'srun',         # or 'mpirun', 'mpiexec', 'local', ...
-                # Whole nodes: the tests run one task per node (or one per
-                # socket for data-parallel scales) and TensorFlow uses every core.
-                'access': ['--partition=cpu', '--exclusive',
-                           *common.access_from_env(('--account={}', 'SSB_ACCOUNT'),
-                                                   ('--qos={}', 'SSB_QOS'))],
-                'environs': ['tensorflow'],
-                'max_jobs': 8,              # jobs in the queue at once
-                'features': ['cpu', 'x86_64'],
-                'resources': common.slurm_resources(),
-                'extras': {
+                'cpu', 'CPU nodes (placeholder)',
+                features=['cpu', 'x86_64'],
+                access=['--partition=cpu'],
+                # Whole nodes (--exclusive, --mem=0): the tests run one task per node (or
+                # one per socket for data-parallel scales) and TensorFlow uses every core.
+                whole_nodes=True,
+                max_jobs=8,                 # jobs in the queue at once
+                extras={
                     'nodes': 100,                       # placeholder
-                    'memory_per_node_gib': 256,         # placeholder
                     'peak_gflops_per_device': 5000,     # placeholder: node fp32 peak
                     # 'mame_root': '/path/to/MAMe',     # optional: the real dataset
+                    # Optional: node-local storage the images are staged to before
+                    # training (the stage_time and stage_bandwidth metrics).
+                    # 'local_scratch': '/tmp',
                 },
-            },
-            {
+            ),
+            common.slurm_partition(
                 # A GPU partition: the 'gpu' feature selects the GPU tests.
-                'name': 'gpu',
-                'descr': 'GPU nodes (placeholder)',
-                'scheduler': 'slurm',
-                'launcher': 'srun',
+                'gpu', 'GPU nodes (placeholder)',
+                features=['gpu', 'nvidia'],  # 'gpu' + the vendor
+                access=['--partition=gpu'],
                 # CPU cores per GPU (placeholder: your cores per node / GPUs per node).
-                'access': ['--partition=gpu', '--cpus-per-gpu=16',
-                           *common.access_from_env(('--account={}', 'SSB_ACCOUNT'),
-                                                   ('--qos={}', 'SSB_QOS'))],
-                'environs': ['tensorflow'],
-                'max_jobs': 8,
-                'features': ['gpu', 'nvidia'],  # 'gpu' + the vendor
-                'devices': [{'type': 'gpu', 'arch': 'sm_80', 'num_devices': 4}],   # placeholder
-                'resources': common.slurm_resources(),
-                'extras': {
+                cpus_per_gpu=16,
+                # Optional: --mem=<N>G, what each job asks for per node; at most the
+                # node's RealMemory (scontrol show node). Unset: Slurm's default.
+                # memory_per_node_gib=120,
+                max_jobs=8,
+                devices=[{'type': 'gpu', 'arch': 'sm_80', 'num_devices': 4}],   # placeholder
+                extras={
                     'nodes': 20,                        # placeholder
-                    'memory_per_node_gib': 512,         # placeholder
                     'gpu_memory_gib': 40,               # placeholder
                     'peak_gflops_per_device': 19500,    # placeholder: one GPU's fp32 peak
+                    # Optional: run the payload in this image, with the partition's
+                    # container_platforms=[{'type': 'Apptainer'}] (see apptainer_example.py).
+                    # 'container_image': '/path/to/size-shape-bench.sif',
                 },
-            },
+            ),
         ],
     }],
     environments=[

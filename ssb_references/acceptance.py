@@ -120,9 +120,8 @@ def results_db(args, env):
 def performance_compare(args, env, base, new, workdir):
     """ReFrame's --performance-compare of the new session (left) with ``base`` (right),
     as CSV text ('' if it failed)."""
-    proc = subprocess.run(reframe_base(args) + [
-        f'--performance-compare={new}/{base}/median:/', '--table-format=csv'],
-        capture_output=True, text=True, env=env, cwd=workdir)
+    proc = subprocess.run(reframe_base(args) + acceptance_judge.compare_args(new, base),
+                          capture_output=True, text=True, env=env, cwd=workdir)
     return proc.stdout if proc.returncode == 0 else ''
 
 
@@ -202,7 +201,7 @@ def session_verdicts(db, uuid, system, refs_path, args):
     """drift's verdicts on every run of the session ``uuid``, against the stored sessions of
     the same system (history) or the references."""
     try:
-        stored = [r for test in TESTS for r in resultsdb.read(db, test) if r.system == system]
+        stored = [r for r in resultsdb.read(db, TESTS) if r.system == system]
     except resultsdb.ResultsDBError as err:
         raise Failure(str(err)) from None
     verdicts = []
@@ -221,8 +220,7 @@ def write_report(db, summary, out_dir, refs_dir):
     if not system:
         return
     try:
-        runs = [r for test in TESTS
-                for r in resultsdb.read(db, test) if r.system == system]
+        runs = [r for r in resultsdb.read(db, TESTS) if r.system == system]
         if runs:
             refs = reffile.load(reffile.path_for(refs_dir, system))
             report.write_report(runs, refs, os.path.join(out_dir, 'report'), system)

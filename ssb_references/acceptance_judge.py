@@ -29,7 +29,7 @@ def system_of(session):
 def previous_session(db, uuid):
     """The stored session before ``uuid`` (None when it is the first)."""
     try:
-        uuids = [u for u, _ in resultsdb._sessions(db)]
+        uuids = resultsdb.session_uuids(db)
     except resultsdb.ResultsDBError:
         return None
     if uuid not in uuids:
@@ -84,18 +84,49 @@ def basis_note(verdicts, confidence):
             f'references (too little history), {counts["none"]} not judged (neither)')
 
 
+# ReFrame's --performance-compare as the acceptance asks for it: the median of each side, the
+# new session on the left, each side named in the CSV header. Read by the header's names.
+NEW, BASE = 'new', 'base'
+COMPARE_COLUMNS = {'name': 'name', 'sysenv': 'sysenv', 'variable': 'pvar', 'unit': 'punit',
+                   'value': f'pval (median) ({NEW})', 'base': f'pval (median) ({BASE})'}
+
+
+class CompareError(ValueError):
+    """ReFrame's comparison is not in the form compare_rows reads."""
+
+
+def compare_args(new, base):
+    """ReFrame's options for the comparison of session ``new`` with ``base`` that
+    compare_rows reads (the delimiter too: RFM_TABLE_FORMAT_DELIM would change it)."""
+    return [f'--performance-compare={new}/{base}/median:/', '--table-format=csv',
+            '--table-format-delim=,', f'--term-lhs={NEW}', f'--term-rhs={BASE}']
+
+
 def compare_rows(text):
-    """ReFrame's --performance-compare CSV (new session left, base right) as dicts."""
+    """ReFrame's --performance-compare CSV (``compare_args``) as dicts; a variable without a
+    value on both sides is left out."""
+    table = list(csv.reader(io.StringIO(text)))
+    at = next((i for i, row in enumerate(table) if COMPARE_COLUMNS['name'] in row), None)
+    if at is None:
+        if text.strip():
+            raise CompareError(f"ReFrame's --performance-compare printed no CSV header "
+                               f"(a row with a column {COMPARE_COLUMNS['name']!r})")
+        return []                   # ReFrame could not compare: nothing printed
+    header = table[at]
+    missing = [col for col in COMPARE_COLUMNS.values() if col not in header]
+    if missing:
+        raise CompareError(f"ReFrame's --performance-compare CSV has no column "
+                           f"{', '.join(map(repr, missing))}; its columns: {', '.join(header)}")
     rows = []
-    for row in csv.reader(io.StringIO(text)):
-        if len(row) < 6 or row[0] == 'name':
+    for row in table[at + 1:]:
+        if len(row) != len(header):
             continue
+        rec = {key: row[header.index(col)] for key, col in COMPARE_COLUMNS.items()}
         try:
-            new, base = float(row[4]), float(row[5])
-        except ValueError:
+            rec['value'], rec['base'] = float(rec['value']), float(rec['base'])
+        except ValueError:          # '<no data>' on one side
             continue
-        rows.append({'name': row[0], 'sysenv': row[1], 'variable': row[2], 'unit': row[3],
-                     'value': new, 'base': base})
+        rows.append(rec)
     return rows
 
 

@@ -26,7 +26,7 @@ def _proposal_options(p):
     g.add_argument('--spread-factor', type=options.non_negative, default=variables.SPREAD_FACTOR,
                    metavar='K',
                    help='tolerance >= K x the largest relative distance from the median '
-                   '(default %g)' % variables.SPREAD_FACTOR)
+                        f'(default {variables.SPREAD_FACTOR:g})')
     g.add_argument('--min-tolerance', type=options.non_negative, default=0.0, metavar='FRACTION',
                    help='raise the floor of every tolerance but those of counts to FRACTION '
                    '(shared or noisy machines; default 0: the floors of docs/references.md)')
@@ -44,12 +44,12 @@ def verdict_options(p):
     p.add_argument('--confidence', type=options.confidence, default=stats.DEFAULT_CONFIDENCE,
                    metavar='C',
                    help='of the prediction interval a value must leave to be flagged '
-                        '(default %g: about 1 false alarm in %d unchanged values)'
-                        % (stats.DEFAULT_CONFIDENCE, round(1 / (1 - stats.DEFAULT_CONFIDENCE))))
+                        f'(default {stats.DEFAULT_CONFIDENCE:g}: about 1 false alarm in '
+                        f'{round(1 / (1 - stats.DEFAULT_CONFIDENCE))} unchanged values)')
     p.add_argument('--history', type=options.history, default=drift.DEFAULT_HISTORY, metavar='N',
                    help='judge against at most the N newest earlier runs of the same workload '
-                        'and payload series (default %d; with fewer than %d, the references)'
-                        % (drift.DEFAULT_HISTORY, drift.MIN_HISTORY))
+                        f'and payload series (default {drift.DEFAULT_HISTORY}; with fewer than '
+                        f'{drift.MIN_HISTORY}, the references)')
 
 
 def parser():

@@ -39,8 +39,7 @@ def load_runs(args):
     if args.since is not None and args.until is not None and args.since > args.until:
         raise UsageError('--since is after --until: no run can be in between')
     if args.db:
-        runs = [r for test in TESTS for r in
-                resultsdb.read(args.db, test, sessions=set(args.session or []) or None)]
+        runs = resultsdb.read(args.db, TESTS, sessions=set(args.session or []) or None)
         source = args.db
     elif args.perflog:
         runs = [r for path in args.perflog
@@ -82,8 +81,7 @@ def read_all(perflog_dirs=(), perflogs=(), dbs=()):
         test = perflog.test_of(path)
         runs += perflog.read([path], test) if test in compare.TESTS else []
     for db in dbs:
-        for test in compare.TESTS:
-            runs += resultsdb.read(db, test)
+        runs += resultsdb.read(db, compare.TESTS)
     seen, unique = set(), []
     for r in sorted(runs, key=lambda r: r.time):
         ident = (r.partition, r.test, r.get('name'), round(r.time, 3), compare.signature(r))

@@ -1,3 +1,4 @@
+import logging
 import os
 import subprocess
 import sys
@@ -111,6 +112,7 @@ def stand_in_test(class_name, display_name, **values):
     test.current_partition = types.SimpleNamespace(fullname='generic:default')
     test.current_environ = types.SimpleNamespace(name='builtin')
     test.display_name = display_name
+    test.logger = logging.getLogger('size-shape-bench.test')       # as ReFrame's test.logger
     return test
 
 

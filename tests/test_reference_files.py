@@ -1,7 +1,7 @@
 """Reference files: written, merged, kept in history, refused when malformed; and the tests'
 hook that points ReFrame at them for one workload only."""
 import os
-import types
+import subprocess
 
 import pytest
 import yaml
@@ -37,22 +37,51 @@ def test_update_writes_a_reference_file_reframe_and_the_tests_can_read(tmp_path,
     assert loaded.entries[('generic:default', 'lrfs', 'smallcnn', 'single')] == entry
 
 
+REFERENCED_CHECK = """
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import performance_function, sanity_function, variable
+
+
+@rfm.simple_test
+class TrainingTest(rfm.RunOnlyRegressionTest):
+    \"\"\"The index attributes of the suite's TrainingTest, and its references as its hook
+    gives them: the system's file under ReFrame's reference prefix.\"\"\"
+    valid_systems = ['*']
+    valid_prog_environs = ['*']
+    executable = 'true'
+    variant = variable(str, value='hrvs')
+    model = variable(str, value='smallcnn')
+    scale = variable(str, value='single')
+    reference = {'$ref': 'refs/generic.yaml'}
+
+    @sanity_function
+    def ran(self):
+        return sn.assert_eq(self.job.exitcode, 0)
+
+    @performance_function('s')
+    def steady_epoch_time(self):
+        return 1.0
+"""
+
+
 def test_reframe_resolves_the_written_file(tmp_path, capsys, perflog_dir):
-    """ReFrame's own $ref reader and $index lookup on the file ``update`` wrote."""
-    from reframe.core.pipeline import _ReferenceDict
-    refs = tmp_path / 'refs'
-    run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', refs)
-
-    class TrainingTest:
-        variant, model, scale = 'hrvs', 'smallcnn', 'single'
-        current_partition = types.SimpleNamespace(fullname='generic:default')
-
-    ref = _ReferenceDict({'$ref': str(refs / 'generic.yaml')}, test=None)
-    ref._ReferenceDict__test_entry_name = 'TrainingTest'
-    data = ref._read_ref_file(str(refs / 'generic.yaml'))
-    assert data['$index'] == ('$partition', 'variant', 'model', 'scale')
-    leaf = data['generic:default']['hrvs']['smallcnn']['single']
-    assert leaf['steady_epoch_time'] == (1.0, None, 0.1, 's')
+    """ReFrame's own $ref reader and $index lookup on the file ``update`` wrote: a run's
+    perflog carries the reference and bounds of its entry."""
+    from reframe_runs import REFRAME, read_perflog
+    run_cli(capsys, 'update', '--perflog-dir', perflog_dir, '--reference-dir', tmp_path / 'refs')
+    (tmp_path / 'check.py').write_text(REFERENCED_CHECK)
+    env = {k: v for k, v in os.environ.items() if not k.startswith('RFM_')}
+    env.update(RFM_REFERENCE_PREFIX=str(tmp_path), RFM_PERFLOG_DIR=str(tmp_path / 'perflogs'),
+               TMPDIR=str(tmp_path))
+    proc = subprocess.run([REFRAME, '-c', tmp_path / 'check.py', '-r', '--prefix',
+                           tmp_path / 'rfm'], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (rec,) = read_perflog(tmp_path / 'perflogs/generic/default/TrainingTest.log')
+    assert (rec['steady_epoch_time_value'], rec['steady_epoch_time_ref'],
+            rec['steady_epoch_time_lower_thres'], rec['steady_epoch_time_upper_thres'],
+            rec['steady_epoch_time_unit']) == ('1.0', '1.0', 'None', '0.1', 's')
 
 
 def test_update_keeps_the_previous_file_in_history_and_merges(tmp_path, capsys, perflog_dir):
@@ -180,6 +209,7 @@ def test_hook_points_at_the_system_file_only_for_its_workload(tmp_path, capsys, 
     # ReFrame resolves the file under its reference prefix.
     assert test_references.for_test(fake_test()) == {'$ref': 'references/generic.yaml'}
     assert test_references.for_test(fake_test(epochs=5)) is None    # another workload
+    assert 'it is for another workload: epochs=5 (references: 3)' in caplog.text
     # Precision, XLA and the step kind are part of the workload: a bfloat16 run is not held
     # to float32 references.
     assert test_references.for_test(fake_test(precision='mixed_bfloat16')) is None

@@ -1,14 +1,15 @@
 """ssb_references: reading perflogs and the results database, the statistics of a proposal,
 and its refusals (test_reference_files.py: the files and the tests' hook;
 test_drift_report.py: drift and reports)."""
-import json
 import os
-import sqlite3
+import re
+import subprocess
 
 import pytest
 import yaml
 
-from reference_runs import (PERF_UNITS, STEADY, T0, record, run_cli, runs_of, write_perflog)
+from reference_runs import (PERF_UNITS, STEADY, T0, perf_values, record, run_cli, runs_of,
+                            write_perflog)
 from ssb_references import perflog, propose, reffile, resultsdb
 
 # -- perflog and results DB reading ---------------------------------------------------------
@@ -44,45 +45,109 @@ def test_a_damaged_perflog_is_named(tmp_path):
         perflog.read([str(path)])
 
 
-def make_results_db(path, records):
-    """A results DB with ReFrame's schema holding one session per record."""
-    conn = sqlite3.connect(path)
-    conn.execute('CREATE TABLE sessions(uuid TEXT PRIMARY KEY, session_start_unix REAL, '
-                 'session_end_unix REAL, json_blob TEXT, report_file TEXT)')
-    for i, rec in enumerate(records):
-        tc = {k: v for k, v in rec.items() if not k.split('_')[-1] in
-              ('value', 'unit', 'ref', 'thres')}
-        tc['name'] = f'TrainingTest %variant={rec["variant"]} %model=smallcnn'
-        tc['job_completion_time_unix'] = float(rec['job_completion_time_unix'])
-        tc['epochs'] = int(rec['epochs'])
-        tc['perfvalues'] = {
-            f'{rec["system"]}:{rec["partition"]}:{n}':
-                [float(rec[f'{n}_value']), 0, None, None, rec[f'{n}_unit'], 'pass']
-            for n in PERF_UNITS}
-        fixture = {'name': 'SyntheticMAMe', 'perfvalues': {}}
-        blob = {'session_info': {'uuid': f'uuid-{i}', 'time_end_unix': T0},
-                'runs': [{'testcases': [fixture, tc]}]}
-        conn.execute('INSERT INTO sessions VALUES(?, ?, ?, ?, ?)',
-                     (f'uuid-{i}', T0 + i, T0 + i, json.dumps(blob), ''))
-    conn.commit()
-    conn.close()
+STORED_CHECK = """
+import reframe as rfm
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import run_before, sanity_function, variable
+
+PERF_UNITS = {units!r}
+
+{perf_values}
+
+@rfm.simple_test
+class TrainingTest(rfm.RunOnlyRegressionTest):
+    \"\"\"Stands in for the suite's TrainingTest: its workload variables, and performance
+    values that follow from the steady epoch time given with -S steady=...\"\"\"
+    valid_systems = ['*']
+    valid_prog_environs = ['*']
+    executable = 'true'
+    steady = variable(float, value=0.5)
+{variables}
+
+    @sanity_function
+    def ran(self):
+        return sn.assert_eq(self.job.exitcode, 0)
+
+    @run_before('performance')
+    def measured(self):
+        self.perf_variables = {{
+            name: sn.make_performance_function(lambda v=value: v, PERF_UNITS[name])
+            for name, value in perf_values(self.steady, self.variant).items()}}
+"""
+# The record()'s test variables, as TrainingTest declares them (ReFrame adds the rest).
+STORED_VARIABLES = {'batch_size': 'int', 'crop_size': 'int', 'dataset': 'str', 'device': 'str',
+                    'epochs': 'int', 'hrvs_batching': 'str', 'image_size': 'int',
+                    'model': 'str', 'pixel_budget': 'str', 'retracing': 'str', 'subset': 'str',
+                    'precision': 'str', 'jit_compile': 'typ.Bool', 'training_step': 'str',
+                    'tensorflow_version': 'str', 'variant': 'str', 'scale': 'str'}
 
 
-def test_results_db_and_perflog_give_the_same_runs(tmp_path):
-    recs = [record(s, i) for i, s in enumerate(STEADY)]
-    db = str(tmp_path / 'results.db')
-    make_results_db(db, recs)
+@pytest.fixture(scope='module')
+def stored(tmp_path_factory):
+    """Three sessions of a stand-in TrainingTest run by ReFrame: its results database, its
+    perflog, and the session UUIDs it printed, in order."""
+    import inspect
+
+    from reframe_runs import REFRAME
+    tmp = tmp_path_factory.mktemp('stored')
+    rec = record(0.5)
+    variables = '\n'.join(f'    {name} = variable({kind}, value={kind_value(kind, rec[name])})'
+                           for name, kind in STORED_VARIABLES.items())
+    (tmp / 'check.py').write_text(STORED_CHECK.format(
+        units=PERF_UNITS, perf_values=inspect.getsource(perf_values), variables=variables))
+    env = {k: v for k, v in os.environ.items() if not k.startswith('RFM_')}
+    env.update(RFM_ENABLE_RESULTS_STORAGE='1', RFM_SQLITE_DB_FILE=str(tmp / 'results.db'),
+               RFM_PERFLOG_DIR=str(tmp / 'perflogs'), TMPDIR=str(tmp))
+    uuids = []
+    for steady in STEADY:
+        proc = subprocess.run([REFRAME, '-c', tmp / 'check.py', '-r', '-S', f'steady={steady}',
+                               '--prefix', tmp / 'rfm'], capture_output=True, text=True,
+                              env=env, cwd=tmp)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        uuids += re.findall(r'Current session stored with UUID: (\S+)', proc.stdout)
+    return str(tmp / 'results.db'), tmp / 'perflogs/generic/default/TrainingTest.log', uuids
+
+
+def kind_value(kind, text):
+    return text if kind == 'int' else repr(text == 'true') if kind == 'typ.Bool' else repr(text)
+
+
+def test_results_db_and_perflog_give_the_same_runs(stored):
+    db, log, uuids = stored
     from_db = resultsdb.read(db)
-    from_log = runs_of(recs, tmp_path)
+    from_log = perflog.read([str(log)])
+    assert [r.perf['steady_epoch_time'][0] for r in from_db] == STEADY
     assert [r.perf for r in from_db] == [r.perf for r in from_log]
     assert [r.workload() for r in from_db] == [r.workload() for r in from_log]
-    assert [r.session for r in from_db] == ['uuid-0', 'uuid-1', 'uuid-2']
-    assert len(resultsdb.read(db, sessions={'uuid-1'})) == 1
+    assert from_db[0].workload()['jit_compile'] == 'false'
+    assert [r.key(['variant', 'model', 'scale']) for r in from_db] == \
+        [('generic:default', 'lrfs', 'smallcnn', 'single')] * 3
+    assert [r.session for r in from_db] == uuids and len(set(uuids)) == 3
+    assert [r.session for r in resultsdb.read(db, sessions={uuids[1]})] == [uuids[1]]
+    assert resultsdb.read(db, ('TrainingTest', 'SizeShapeGap')) == from_db
+    assert resultsdb.read(db, 'SizeShapeGap') == []
+
+
+def test_stored_sessions_come_oldest_first(stored):
+    db, _, uuids = stored
+    assert resultsdb.session_uuids(db) == uuids
 
 
 def test_a_missing_results_db_says_how_to_enable_it(tmp_path):
     with pytest.raises(resultsdb.ResultsDBError, match='RFM_ENABLE_RESULTS_STORAGE'):
         resultsdb.read(str(tmp_path / 'none.db'))
+    assert not (tmp_path / 'none.db').exists()          # asked about, never made
+
+
+def test_a_file_that_is_no_results_db_is_one_error_line(tmp_path):
+    path = tmp_path / 'results.db'
+    path.write_text('not a database\n')
+    with pytest.raises(resultsdb.ResultsDBError) as err:
+        resultsdb.read(str(path))
+    message = str(err.value)
+    assert message.startswith(f'cannot read results database {str(path)!r}: '), message
+    assert message.endswith('file is not a database') and '\n' not in message, message
 
 
 # -- statistics ----------------------------------------------------------------------------

@@ -139,8 +139,13 @@ def test_validates(site):
             assert 'tensorflow' in site.environs[ename]['features'], (where, ename)
         extras = part['extras']
         if site.name != 'ci':
-            assert extras['memory_per_node_gib'] > 0, where
             assert extras['peak_gflops_per_device'] > 0, where
+        if part['scheduler'] == 'slurm' and site.name != 'ci':
+            # Every Slurm site says how many CPUs its jobs get: whole nodes with all their
+            # memory, or CPUs for each GPU.
+            access = part['access']
+            assert ('--exclusive' in access and '--mem=0' in access) != \
+                any(a.startswith('--cpus-per-gpu=') for a in access), (where, access)
         resources = {r['name']: r['options'] for r in part['resources']}
         assert '_rfm_gpu' in resources and 'memory' in resources, where
         if site.device(part) == 'gpu':
@@ -284,9 +289,9 @@ def bad_config(tmp_path, site, old, new):
 
 
 @pytest.mark.parametrize('site, old, new, message', [
-    ('ci', "'launcher': 'srun'", "'launchr': 'srun'",
-     "partition 'ci:cpu': unknown key 'launchr' (did you mean 'launcher'?)"),
-    ('ci', "'features': ['cpu']", "'featurs': ['cpu']",
+    ('pbs_example', "'launcher': 'mpiexec'", "'launchr': 'mpiexec'",
+     "partition 'pbs_example:cpu': unknown key 'launchr' (did you mean 'launcher'?)"),
+    ('ci', "features=['cpu']", "featurs=['cpu']",
      "partition 'ci:cpu': unknown key 'featurs' (did you mean 'features'?)"),
     ('cte_power', "'num_devices': 4", "'num_device': 4",
      "partition 'cte_power:gpu', devices: unknown key 'num_device' (did you mean 'num_devices'?)"),
@@ -313,9 +318,11 @@ def test_typo_in_an_environment_key_is_named(tmp_path):
         in proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize('site, partition', [('ci', 'cpu'), ('cte_power', 'gpu')])
-def test_unknown_launcher_is_named(tmp_path, site, partition):
-    path = bad_config(tmp_path, site, "'launcher': 'srun'", "'launcher': 'no-such-launcher'")
+@pytest.mark.parametrize('site, partition, old, new', [
+    ('ci', 'cpu', 'max_jobs=2,', "max_jobs=2, launcher='no-such-launcher',"),
+    ('pbs_example', 'cpu', "'launcher': 'mpiexec'", "'launcher': 'no-such-launcher'")])
+def test_unknown_launcher_is_named(tmp_path, site, partition, old, new):
+    path = bad_config(tmp_path, site, old, new)
     proc = reframe('-C', path, '--system', site, '-l', home=tmp_path, site=site)
     assert proc.returncode != 0
     output = proc.stdout + proc.stderr
@@ -353,6 +360,24 @@ def test_perflog_http_handler_from_environment():
     assert http['url'] == 'http://elastic.example.org:9200/ssb/_doc'
     assert http['extra_headers'] == {'Authorization': 'ApiKey abc'}
     assert http['debug'] is False
+
+
+def test_slurm_partition_asks_for_the_cpus_and_memory_it_is_given(monkeypatch):
+    common = load_common()
+    whole = common.slurm_partition('cpu', 'CPU nodes', features=['cpu'], whole_nodes=True,
+                                   access=['--partition=cpu'], user_access=(), max_jobs=4)
+    assert whole == {'name': 'cpu', 'descr': 'CPU nodes', 'scheduler': 'slurm',
+                     'launcher': 'srun', 'access': ['--partition=cpu', '--exclusive', '--mem=0'],
+                     'environs': ['tensorflow'], 'features': ['cpu'],
+                     'resources': common.slurm_resources(), 'max_jobs': 4}
+    gpu = common.slurm_partition('gpu', 'GPU nodes', features=['gpu'], cpus_per_gpu=12,
+                                 memory_per_node_gib=120, user_access=())
+    assert gpu['access'] == ['--cpus-per-gpu=12', '--mem=120G']
+    # The user's account and QoS, from the environment when the file is read.
+    monkeypatch.setenv('SSB_ACCOUNT', TEST_ACCOUNT)
+    monkeypatch.delenv('SSB_QOS', raising=False)
+    assert common.slurm_partition('cpu', 'x', features=[])['access'] == [
+        f'--account={TEST_ACCOUNT}']
 
 
 def test_access_from_env():
