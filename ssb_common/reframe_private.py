@@ -27,6 +27,10 @@ What is here, and why nothing public does it:
   the documented ``getscheduler``/``getlauncher`` only tell whether one name exists.
 * :func:`variable_names`, :func:`parameter_names`: a test class's variables and
   parameters (its metaclass' ``var_space``/``param_space``, not in ReFrame's documentation).
+* :func:`partitions`: the partitions ReFrame builds from a configuration file
+  (``reframe.core.config.load_config``, ``reframe.core.systems.System.create``), for the
+  unit tests of partition-dependent logic (reframe_tests/scaling.py); a test only receives
+  them from ReFrame's runtime.
 """
 import copy
 import json
@@ -103,3 +107,15 @@ def parameter_names(cls):
         return list(cls.param_space.params)
     except (AttributeError, TypeError) as err:
         raise _unsupported('the parameter space of a test class', err) from None
+
+
+def partitions(config_file, system):
+    """{name: partition} of ``system`` as ReFrame builds them from ``config_file``."""
+    try:
+        from reframe.core.config import load_config
+        from reframe.core.systems import System
+        config = load_config(config_file)
+        config.select_subconfig(system)
+        return {p.name: p for p in System.create(config).partitions}
+    except (ImportError, AttributeError, TypeError) as err:
+        raise _unsupported('building partitions from a configuration', err) from None

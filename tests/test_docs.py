@@ -44,7 +44,8 @@ DOC_PROGRAMS = {
     'versions.md': ('payload', 'ssb-references', 'reframe'),
 }
 # Slurm's, where the docs say what a setting turns into (sbatch options).
-SLURM_OPTIONS = {'--gpus-per-node', '--mail-type', '--output'}
+SLURM_OPTIONS = {'--gpus-per-node', '--mail-type', '--output', '--exclusive', '--mem',
+                 '--cpus-per-gpu'}
 
 # A program the docs run: reframe, the tools (also as .venv/bin/ssb-acceptance or
 # ExecStart=/.../ssb-acceptance), python -m <package>, python benchmarks/<script>.py.

@@ -1,11 +1,10 @@
 """reframe_tests/scaling.py: the tasks, nodes and GPUs of each scale, on partitions that
 ReFrame builds from a real site configuration."""
 import pytest
-from reframe.core.config import load_config
-from reframe.core.systems import System
 
 from reframe_tests import scaling, site_keys
 from reframe_tests.scaling import Layout
+from ssb_common import reframe_private
 
 CONFIG = '''
 site_configuration = {
@@ -35,9 +34,7 @@ site_configuration = {
 def partitions(tmp_path_factory):
     path = tmp_path_factory.mktemp('config') / 'site.py'
     path.write_text(CONFIG)
-    config = load_config(str(path))
-    config.select_subconfig('site')
-    return {p.name: p for p in System.create(config).partitions}
+    return reframe_private.partitions(str(path), 'site')
 
 
 def test_gpus_per_node_count_every_gpu_entry_and_only_gpus(partitions):
