@@ -47,15 +47,12 @@ ReFrame's own variables still apply on top: ``RFM_SQLITE_DB_FILE`` (results
 database), ``RFM_PERFLOG_DIR`` (perflog directory), ``RFM_PREFIX``, ...
 """
 import copy
-import difflib
 import os
 
-from reframe.core.backends import getlauncher, getscheduler
-from reframe.core.exceptions import ConfigError
 from reframe.utility import import_module_from_file
 
 from payload.contract import MODELS
-from ssb_common import reframe_private
+from ssb_common import reframe_private, site_check
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The feature and extras names the tests read (one home: reframe_tests/site_keys.py).
@@ -255,71 +252,10 @@ def slurm_partition(name, descr, *, features=(), whole_nodes=False, cpus_per_gpu
     }
 
 
-def _check_keys(where, obj, allowed):
-    for key in obj:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, sorted(allowed), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ''
-            raise _config_error(f"{where}: unknown key '{key}'{hint}; "
-                                f"valid keys: {', '.join(sorted(allowed))}")
-
-
-def _check_backend(where, kind, name):
-    get = getscheduler if kind == 'scheduler' else getlauncher
-    try:
-        get(name)
-    except ConfigError:
-        known = reframe_private.backend_names(kind)
-        if name in known:       # registered, unusable on this host: ReFrame says so if used
-            return
-        close = difflib.get_close_matches(str(name), known, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ''
-        raise _config_error(f"{where}: unknown {kind} '{name}'{hint}; "
-                            f"ReFrame knows: {', '.join(known)}") from None
-
-
-def _config_error(msg):
-    return ConfigError(f'size-shape-bench site config: {msg}')
-
-
-def check_site(systems, environments):
-    """Name the bad key or backend of a site config before ReFrame's schema check does.
-
-    ReFrame validates the whole file against its JSON schema, and stays the judge of it;
-    but it reports a misspelt required key ('launchr') as "'launcher' is a required
-    property", takes a misspelt device key ('num_device') without a word, and finds an
-    unknown launcher only when that system is selected. This check names the offending
-    key (with the closest valid one) or the unknown scheduler/launcher, for every system
-    in the file, with the keys of the running ReFrame's schema (read in
-    ssb_common/reframe_private.py, the one place that reaches into ReFrame).
-    """
-    keys = reframe_private.config_keys()
-    for sys_ in systems:
-        sname = sys_.get('name', '?')
-        _check_keys(f"system '{sname}'", sys_, keys['system'])
-        for part in sys_.get('partitions', []):
-            where = f"partition '{sname}:{part.get('name', '?')}'"
-            _check_keys(where, part, keys['partition'])
-            _check_keys(f'{where}, processor', part.get('processor', {}), keys['processor'])
-            for dev in part.get('devices', []):
-                _check_keys(f'{where}, devices', dev, keys['device'])
-            for res in part.get('resources', []):
-                _check_keys(f'{where}, resources', res, keys['resource'])
-            for kind in ('scheduler', 'launcher'):
-                if kind in part:
-                    _check_backend(where, kind, part[kind])
-            # ReFrame accepts any extras: a misspelt one would be silently ignored.
-            _check_keys(f'{where}, extras', part.get('extras', {}), site_keys.PARTITION_EXTRAS)
-
-    for env in environments:
-        where = f"environment '{env.get('name', '?')}'"
-        _check_keys(where, env, keys['environment'])
-        _check_keys(f'{where}, extras', env.get('extras', {}), site_keys.ENVIRON_EXTRAS)
-
-
 def site_configuration(systems, environments, environ=None):
     """A complete ReFrame configuration: a site's systems and environments + the shared part."""
-    check_site(systems, environments)
+    site_check.check_site(systems, environments, site_keys.PARTITION_EXTRAS,
+                          site_keys.ENVIRON_EXTRAS)
     return {
         'systems': systems,
         'environments': environments,
