@@ -9,7 +9,9 @@
 - acceptance: ``ssb-acceptance`` sessions on the builtin generic system: ``--history``
   unchanged sessions, then ``--quiet`` more unchanged ones (each value judged against the
   history: every flag is a false alarm), then ``--pinned`` sessions pinned to one core with
-  ``taskset -c 0`` (a real slowdown: the throughput must be flagged).
+  ``taskset -c 0`` (a real slowdown: the throughput must be flagged). Then the rule's
+  false-alarm rate on this stored history, leave-one-out: each value of each unchanged
+  session judged against the same key's values in all the other unchanged sessions.
 
     python benchmarks/trust.py front-door --runs 3 --unlocked 3     # about 10 min on 2 cores
     python benchmarks/trust.py acceptance                            # about 10 min on 2 cores
@@ -27,7 +29,9 @@ import sys
 import tempfile
 import time
 
+from ssb_references import drift, resultsdb, variables
 from ssb_references.acceptance import split_reframe_args
+from ssb_references.runs import TESTS, group, index_attrs
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
@@ -124,6 +128,25 @@ def acceptance_session(out, db, pinned, extra, confidence):
     return proc.returncode, summary
 
 
+def leave_one_out(runs, confidence):
+    """(flagged, judged): every judged value of every run against the same key's values in
+    the other runs (one workload and payload series: the history drift reads)."""
+    flagged = judged = 0
+    for rs in group(runs, index_attrs(runs)).values():
+        for i, run in enumerate(rs):
+            others = [r for j, r in enumerate(rs) if j != i and r.workload() == run.workload()
+                      and r.payload_series == run.payload_series]
+            for name, (value, _) in run.perf.items():
+                pol = variables.policy(name)
+                past = [r.perf[name][0] for r in others if name in r.perf]
+                if pol is None or pol.spread_of or len(past) < drift.MIN_HISTORY:
+                    continue
+                status, _ = drift.against_history(name, value, past, confidence)
+                judged += 1
+                flagged += status in drift.DRIFTED
+    return flagged, judged
+
+
 def acceptance(args, extra):
     base = tempfile.mkdtemp(prefix='ssb-acceptance-bench-')
     os.makedirs(os.path.join(base, 'references'))
@@ -133,11 +156,13 @@ def acceptance(args, extra):
     lines = ['| session | kind | exit | values judged against history | regressed | improved |'
              ' throughput verdicts | flagged |', '|---|---|---|---|---|---|---|---|']
     tally = {'unchanged': [0, 0], 'one core': [0, 0]}     # [flagged values, judged values]
-    last_text = ''
+    last_text, unchanged = '', set()
     try:
         for n, kind in enumerate(plan, 1):
             status, summary = acceptance_session(out, db, kind == 'one core', extra,
                                                  args.confidence)
+            if kind != 'one core':
+                unchanged.add(summary['session'])
             judged = int(summary['notes'][0].split()[0]) if summary['notes'] else 0
             flagged = summary['regressed'] + summary['improved']
             throughput = [f'{i["variable"]} {i["change_pct"]:+.0f}%' for i in summary['regressed']
@@ -154,11 +179,16 @@ def acceptance(args, extra):
                          f'{len(summary["improved"])} | {", ".join(throughput) or "-"} | '
                          f'{"; ".join(named) or "-"} |')
             print(lines[-1], file=sys.stderr, flush=True)
+        stored = [r for r in resultsdb.read(db, TESTS) if r.session in unchanged]
+        loo_flagged, loo_judged = leave_one_out(stored, args.confidence)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     quiet_flags, quiet_judged = tally['unchanged'][:2]
     lines.append(f'- unchanged sessions: {quiet_flags} of {quiet_judged} judged values flagged '
                  f'(false alarms; expected at most about {1 - args.confidence:.0%})')
+    lines.append(f'- leave-one-out over the {len(unchanged)} unchanged sessions: {loo_flagged} '
+                 f'of {loo_judged} values flagged ({loo_flagged / max(loo_judged, 1):.1%}; '
+                 f'confidence {args.confidence:g})')
     caught = tally['one core'][2:]
     lines.append(f'- one-core sessions: throughput flagged as regressed in {sum(caught)} of '
                  f'{len(caught)}')
@@ -175,7 +205,7 @@ def main(argv=None):
     fd.add_argument('--unlocked', type=int, default=0,
                     help='runs without it, alternated with the locked ones (default 0)')
     acc = sub.add_parser('acceptance', help='ssb-acceptance: history, unchanged, one core')
-    acc.add_argument('--history', type=int, default=5, help='sessions first (default 5)')
+    acc.add_argument('--history', type=int, default=8, help='sessions first (default 8)')
     acc.add_argument('--quiet', type=int, default=2, help='unchanged sessions judged (default 2)')
     acc.add_argument('--pinned', type=int, default=1,
                      help='sessions pinned to one core, judged (default 1)')

@@ -1,9 +1,11 @@
 """ssb-references drift (against the history of one workload and payload version) and
 report (tables and plots)."""
 import math
+import os
 
 import pytest
 
+from conftest import REPO
 from reference_runs import (STEADY, record, report_markdown,
                             run_cli, runs_of, write_perflog)
 from ssb_references import cli, drift, propose, reffile, refwrite
@@ -50,6 +52,25 @@ def test_drift_needs_the_change_to_matter_as_well_as_to_be_unlikely(tmp_path):
         verdicts = {v.variable: v for v in drift.drift(None, runs, ['variant', 'model'])}
         assert not verdicts['steady_epoch_time'].interval.contains(0.51)
         assert verdicts['steady_epoch_time'].status == status
+
+
+def test_the_trust_benchmarks_leave_one_out_counts_each_value_against_the_others(tmp_path):
+    """benchmarks/trust.py's false-alarm rate: 5 unchanged runs of one key, each judged
+    against the other 4; one outlier run is flagged on its own figures only."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('trust', os.path.join(REPO, 'benchmarks',
+                                                                        'trust.py'))
+    trust = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(trust)
+    quiet = [0.50, 0.51, 0.49, 0.50, 0.505]
+    runs = runs_of([record(s, i) for i, s in enumerate(quiet)], tmp_path)
+    judged_per_run = len([n for n in runs[0].perf if drift.variables.policy(n)])
+    assert trust.leave_one_out(runs, 0.99) == (0, 5 * judged_per_run)
+    runs = runs_of([record(s, i) for i, s in enumerate(quiet[:4] + [0.9])], tmp_path)
+    flagged, judged = trust.leave_one_out(runs, 0.99)
+    # The 0.9 s run's steady and first epoch times and both rates; the four others, judged
+    # against a history that holds it, stay inside its wider interval.
+    assert (flagged, judged) == (4, 5 * judged_per_run)
 
 
 def test_drift_never_mixes_payload_versions_or_workloads(tmp_path, capsys, perflog_dir):
