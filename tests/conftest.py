@@ -124,3 +124,10 @@ def perflog_dir(tmp_path):
     recs += [record(2 * s, 10 + i, variant='hrvs') for i, s in enumerate(STEADY)]
     write_perflog(tmp_path / 'perflogs' / 'generic' / 'default' / 'TrainingTest.log', recs)
     return tmp_path / 'perflogs'
+
+
+def python_files():
+    """The repository's own Python files (git's list: no build/ or virtualenv copies)."""
+    out = subprocess.run(['git', 'ls-files', '*.py'], cwd=REPO, capture_output=True, text=True,
+                         check=True).stdout.split()
+    return [os.path.join(REPO, f) for f in out]

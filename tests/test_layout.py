@@ -6,15 +6,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+from conftest import REPO, python_files
 
 MAX_LINES = 300
-
-
-def python_files():
-    out = subprocess.run(['git', 'ls-files', '*.py'], cwd=REPO, capture_output=True, text=True,
-                         check=True).stdout.split()
-    return [os.path.join(REPO, f) for f in out]
 
 
 def test_no_module_over_the_limit():

@@ -2,7 +2,6 @@
 versions setup.cfg pins: a ReFrame upgrade fails here first, loudly, not in a site's run."""
 import ast
 import configparser
-import glob
 import importlib.metadata
 import os
 
@@ -10,7 +9,7 @@ import pytest
 from packaging.requirements import Requirement
 from reframe.core.pipeline import RegressionTest
 
-from conftest import REPO
+from conftest import REPO, python_files
 from reframe_tests.training import TrainingTest
 from ssb_common import reframe_private
 
@@ -141,8 +140,10 @@ def _undocumented(module, name):
 
 def test_no_module_but_the_adapter_uses_reframes_internals():
     found = []
-    for path in glob.glob(os.path.join(REPO, '**', '*.py'), recursive=True):
-        if path == ADAPTER or os.sep + '.' in path[len(REPO):]:
+    files = python_files()
+    assert ADAPTER in files and len(files) > 50                 # the listing found the tree
+    for path in files:
+        if path == ADAPTER:
             continue
         with open(path) as f:
             tree = ast.parse(f.read(), path)
