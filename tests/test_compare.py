@@ -6,7 +6,7 @@ ReFrame's ``generic`` system runs LR&FS, HR&VS and their gap 3 times (one sessio
 runs them 3 times pinned to one core with ``taskset -c 0``. Their perflogs are copied into
 one directory, as two sites' would be. Then generic runs LR&FS 3 more times, pinned too:
 the "after" of a maintenance that left the jobs on one core. Small data (116 images) and 3
-epochs: about 3.5 minutes in all, on an otherwise idle 2-core machine (as CI's: on a busy
+epochs: about 2.5 minutes in all, on an otherwise idle 2-core machine (as CI's: on a busy
 one, the two-core runs lose their second core and the differences their significance).
 """
 import csv
