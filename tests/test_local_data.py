@@ -41,11 +41,17 @@ def test_nothing_asked_nothing_done(root, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-def test_staging_copies_the_images_and_removes_the_copies(root, tmp_path):
-    records, names = hdf5.read_dataset(root)
+def staging(data, tmp_path, *args):
+    """The data's records and class names, an empty scratch directory, and the payload's
+    options with ``--stage-dir`` set to it."""
+    records, names = hdf5.read_dataset(data)
     scratch = tmp_path / 'scratch'
     scratch.mkdir()
-    args = options(root, *HRVS_4K, '--stage-dir', str(scratch))
+    return records, names, scratch, options(data, *args, '--stage-dir', str(scratch))
+
+
+def test_staging_copies_the_images_and_removes_the_copies(root, tmp_path):
+    records, names, scratch, args = staging(root, tmp_path, *HRVS_4K)
     with local_data.ready(args, records, names, 0) as (staged, info):
         (work,) = os.listdir(scratch)
         assert work.startswith('ssb-stage-')
@@ -86,11 +92,8 @@ def test_preparing_decodes_once_at_the_training_resolution(root, tmp_path, monke
 
 
 def test_staged_then_prepared_lives_in_the_staged_copy(root, tmp_path):
-    records, names = hdf5.read_dataset(root)
-    scratch = tmp_path / 'scratch'
-    scratch.mkdir()
-    args = options(root, '--variant', 'lrfs', '--image-size', '64', '--crop-size', '56',
-                   '--stage-dir', str(scratch), '--prepare')
+    records, names, scratch, args = staging(root, tmp_path, '--variant', 'lrfs', '--image-size',
+                                            '64', '--crop-size', '56', '--prepare')
     with local_data.ready(args, records, names, 0) as (prepared, info):
         (work,) = os.listdir(scratch)
         (inner,) = [n for n in os.listdir(scratch / work) if n.startswith('ssb-prepared-')]
@@ -101,10 +104,7 @@ def test_staged_then_prepared_lives_in_the_staged_copy(root, tmp_path):
 
 
 def test_a_failure_in_training_still_removes_the_copies(root, tmp_path):
-    records, names = hdf5.read_dataset(root)
-    scratch = tmp_path / 'scratch'
-    scratch.mkdir()
-    args = options(root, *HRVS_4K, '--stage-dir', str(scratch), '--prepare')
+    records, names, scratch, args = staging(root, tmp_path, *HRVS_4K, '--prepare')
     with pytest.raises(KeyboardInterrupt), local_data.ready(args, records, names, 0):
         raise KeyboardInterrupt
     assert os.listdir(scratch) == []
@@ -149,10 +149,7 @@ def test_prepared_data_trains_only_at_its_resolution(prepared_file, root):
 
 
 def test_prepared_data_is_not_prepared_again(prepared_file, tmp_path):
-    records, names = hdf5.read_dataset(prepared_file)
-    scratch = tmp_path / 'scratch'
-    scratch.mkdir()
-    args = options(prepared_file, *HRVS_4K, '--prepare', '--stage-dir', str(scratch))
+    records, names, scratch, args = staging(prepared_file, tmp_path, *HRVS_4K, '--prepare')
     with pytest.raises(PayloadError) as err:
         with local_data.ready(args, records, names, 0):
             pytest.fail('the body ran')
@@ -161,10 +158,7 @@ def test_prepared_data_is_not_prepared_again(prepared_file, tmp_path):
 
 
 def test_a_staged_prepared_file_holds_the_same_pixels(prepared_file, tmp_path):
-    records, names = hdf5.read_dataset(prepared_file)
-    scratch = tmp_path / 'scratch'
-    scratch.mkdir()
-    args = options(prepared_file, *HRVS_4K, '--stage-dir', str(scratch))
+    records, names, scratch, args = staging(prepared_file, tmp_path, *HRVS_4K)
     with local_data.ready(args, records, names, 0) as (staged, info):
         assert info['stage_bytes'] == os.path.getsize(prepared_file)
         for original, copy in zip(records, staged):
