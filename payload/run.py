@@ -130,7 +130,7 @@ def train_and_summarise(args, shard, classes, place, out, val_records=None):
     """Train on this worker's shard; the summary's figures of the training itself."""
     from payload import data, flops, models, resources, train
 
-    make_input, memory_input_s = input_pipeline(args, shard, place.worker)
+    file_input, make_input, memory_input_s = input_pipeline(args, shard, place.worker)
     step = train.TrainingStep(place.strategy, lambda: models.build(args.model, classes),
                               args.learning_rate, args.retracing == 'reduced',
                               args.precision, args.jit_compile, args.step)
@@ -151,7 +151,8 @@ def train_and_summarise(args, shard, classes, place, out, val_records=None):
     summary.update(settings(args))
     input_images_per_s = None
     if args.input_probe_seconds > 0:
-        images, seconds = data.input_capacity(make_input(None), summary['steps_per_epoch'],
+        # The pipeline from the files, also with --input memory: what the storage can feed.
+        images, seconds = data.input_capacity(file_input(None), summary['steps_per_epoch'],
                                               args.input_probe_seconds)
         input_images_per_s = step.global_sum(images / seconds, place.workers)
     mean_pixels, max_pixels = summarise.trained_pixels(args, shard)
@@ -173,8 +174,8 @@ def train_and_summarise(args, shard, classes, place, out, val_records=None):
 
 
 def input_pipeline(args, shard, worker):
-    """(a function making this worker's tf.data input, the seconds spent reading it into
-    memory with ``--input memory``, else None)."""
+    """(a function making this worker's tf.data input from the files, the one training
+    reads, the seconds spent reading it into memory with ``--input memory``, else None)."""
     import tensorflow as tf
 
     from payload import data, train
@@ -189,13 +190,13 @@ def input_pipeline(args, shard, worker):
         return data.with_threads(ds, args.input_threads)
 
     if args.input != 'memory':
-        return worker_dataset, None
+        return worker_dataset, worker_dataset, None
     start = time.perf_counter()
     try:
         replay = data.in_memory(worker_dataset(None))
     except tf.errors.OpError as err:
         raise PayloadError(f'reading input: {train.describe_error(err)}') from None
-    return (lambda _: replay), time.perf_counter() - start
+    return worker_dataset, (lambda _: replay), time.perf_counter() - start
 
 
 def train_epochs(args, shard, make_input, step, place, meter, out, val_records):
