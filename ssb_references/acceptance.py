@@ -88,7 +88,7 @@ def without_traceback(text):
 
 def reframe_base(args):
     """``reframe`` with the tests, the configuration and the system, no action yet."""
-    cmd = [os.path.join(os.path.dirname(sys.executable), 'reframe'), '-c', args.checks]
+    cmd = [resultsdb.REFRAME, '-c', args.checks]
     if args.config:
         cmd += ['-C', os.path.abspath(args.config)]
     if args.system:

@@ -17,11 +17,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import REPO
+from reframe_runs import REFRAME
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SITE_DIR = os.path.join(REPO, 'site_configs')
 COMMON = os.path.join(SITE_DIR, 'common.py')
-REFRAME = os.path.join(os.path.dirname(sys.executable), 'reframe')
 LMOD_CMD = '/usr/share/lmod/lmod/libexec/lmod'
 CHECKS = os.path.join(REPO, 'reframe_tests')
 ALL_MODELS = 'models=smallcnn,resnet50,vgg16'
