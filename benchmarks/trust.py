@@ -130,21 +130,23 @@ def acceptance_session(out, db, pinned, extra, confidence):
 
 
 def leave_one_out(runs, confidence):
-    """(flagged, judged): every judged value of every run against the same key's values in
-    the other runs (one workload and payload series: the history drift reads)."""
+    """(flagged, judged): every judged value of every run against the values of the same
+    test, key, workload and payload series in the other runs (the history drift reads)."""
     flagged = judged = 0
-    for rs in group(runs, index_attrs(runs)).values():
-        for i, run in enumerate(rs):
-            others = [r for j, r in enumerate(rs) if j != i and r.workload() == run.workload()
-                      and r.payload_series == run.payload_series]
-            for name, (value, _) in run.perf.items():
-                pol = variables.policy(name)
-                past = [r.perf[name][0] for r in others if name in r.perf]
-                if pol is None or pol.spread_of or len(past) < drift.MIN_HISTORY:
-                    continue
-                status, _ = drift.against_history(name, value, past, confidence)
-                judged += 1
-                flagged += status in drift.DRIFTED
+    for test in {r.test for r in runs}:
+        of_test = [r for r in runs if r.test == test]
+        for rs in group(of_test, index_attrs(of_test)).values():
+            for run in rs:
+                others = [r for r in rs if r is not run
+                          and drift.left_out_because(run, r) is None]
+                for name, (value, _) in run.perf.items():
+                    pol = variables.policy(name)
+                    past = [r.perf[name][0] for r in others if name in r.perf]
+                    if pol is None or pol.spread_of or len(past) < drift.MIN_HISTORY:
+                        continue
+                    status, _ = drift.against_history(name, value, past, confidence)
+                    judged += 1
+                    flagged += status in drift.DRIFTED
     return flagged, judged
 
 

@@ -96,6 +96,16 @@ def against_history(name, value, history, confidence):
     return ('regressed' if worse else 'improved'), interval
 
 
+def left_out_because(new, other):
+    """Why ``other`` (a run of the same key) is no history of ``new``: another payload
+    series or another workload; None when it is."""
+    if other.payload_series != new.payload_series:
+        return f'payload {other.payload_series}, not {new.payload_series}'
+    if other.workload() != new.workload():
+        return 'another workload'
+    return None
+
+
 def history_of(new, runs, attrs, last=DEFAULT_HISTORY):
     """(the earlier runs of ``new``'s key, workload and payload series, newest ``last`` of
     them; what was left out and why)."""
@@ -103,10 +113,9 @@ def history_of(new, runs, attrs, last=DEFAULT_HISTORY):
                 and r.key(attrs) == new.key(attrs) and r.time < new.time]
     kept, left_out = [], collections.Counter()
     for r in same_key:
-        if r.payload_series != new.payload_series:
-            left_out[f'payload {r.payload_series}, not {new.payload_series}'] += 1
-        elif r.workload() != new.workload():
-            left_out['another workload'] += 1
+        why = left_out_because(new, r)
+        if why:
+            left_out[why] += 1
         else:
             kept.append(r)
     kept.sort(key=lambda r: r.time)
