@@ -8,11 +8,15 @@ from reframe.core.exceptions import ConfigError
 from ssb_common import reframe_private
 
 
+def _did_you_mean(name, known):
+    close = difflib.get_close_matches(str(name), sorted(known), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ''
+
+
 def _check_keys(where, obj, allowed):
     for key in obj:
         if key not in allowed:
-            close = difflib.get_close_matches(key, sorted(allowed), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ''
+            hint = _did_you_mean(key, allowed)
             raise _config_error(f"{where}: unknown key '{key}'{hint}; "
                                 f"valid keys: {', '.join(sorted(allowed))}")
 
@@ -25,8 +29,7 @@ def _check_backend(where, kind, name):
         known = reframe_private.backend_names(kind)
         if name in known:       # registered, unusable on this host: ReFrame says so if used
             return
-        close = difflib.get_close_matches(str(name), known, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ''
+        hint = _did_you_mean(name, known)
         raise _config_error(f"{where}: unknown {kind} '{name}'{hint}; "
                             f"ReFrame knows: {', '.join(known)}") from None
 
