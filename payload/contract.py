@@ -212,12 +212,12 @@ SUMMARY_KEYS = frozenset(SUMMARY_SETTINGS + sum(SUMMARY_SETTINGS_OF_VARIANT.valu
     'val_seconds', 'val_traced_graphs', 'target_accuracy', 'target_reached', 'epochs_to_target',
     'seconds_to_target', 'best_val_accuracy', 'best_val_epoch',
     # staging and preparing (local_data)
-    'stage_s', 'stage_bytes', 'stage_gb_per_s', 'prepare_s', 'prepare_bytes',
+    'stage_dir', 'stage_s', 'stage_bytes', 'stage_gb_per_s', 'prepare_s', 'prepare_bytes',
     'prepare_images_per_s',
     # the timed window (hostlock)
     'timing_lock', 'timing_lock_wait_s', 'timed_start_unix', 'timed_end_unix',
     # placement and threads
-    'worker', 'workers', 'replicas', 'strategy', 'global_batch_size', 'intra_op_threads',
+    'worker', 'workers', 'host', 'replicas', 'strategy', 'global_batch_size', 'intra_op_threads',
     'inter_op_threads', 'cpus_available', 'devices',
     # data and provenance
     'classes', 'dataset', 'dataset_fingerprint', 'dataset_images', 'images_left_out',

@@ -4,6 +4,7 @@ Called by cli.py with validated arguments; every failure it can name is a Payloa
 """
 import dataclasses
 import os
+import socket
 import sys
 import time
 
@@ -258,7 +259,8 @@ def placement_summary(args, place):
     from payload import resources
     replicas = place.strategy.num_replicas_in_sync
     return {
-        'worker': place.worker, 'workers': place.workers, 'replicas': replicas,
+        'worker': place.worker, 'workers': place.workers, 'host': socket.gethostname(),
+        'replicas': replicas,
         'strategy': place.strategy_kind, 'global_batch_size': args.batch_size * replicas,
         'intra_op_threads': tf.config.threading.get_intra_op_parallelism_threads(),
         'inter_op_threads': tf.config.threading.get_inter_op_parallelism_threads(),

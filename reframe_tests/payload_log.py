@@ -69,20 +69,36 @@ def last_line(path):
     return lines[-1] if lines else '(empty)'
 
 
+# srun's line for a task that a signal ended ("srun: error: node2: task 1: Killed"); tasks
+# that exited with a status of their own said why in their error line.
+SRUN_TASK_SIGNALLED = r'^srun: error: (\S+): tasks? ([0-9,-]+): (?!Exited with exit code)(.+)$'
+
+
+@sn.deferrable
+def signalled_tasks(stderr):
+    """'task 1 on node2: Killed' for each task the launcher saw a signal end."""
+    return [f'task {tasks} on {node}: {what.strip()}'
+            for node, tasks, what in sn.extractall(SRUN_TASK_SIGNALLED, stderr, (1, 2, 3))]
+
+
 @sn.deferrable
 def assert_no_error(stderr):
-    """Fail with the program's own ``error: ...`` line as the reason, if it printed one."""
+    """Fail with the program's own ``error: ...`` line as the reason, if it printed one,
+    and the tasks that a signal ended, where the launcher named them."""
     error = error_line(stderr).evaluate()
     if error is not None:
-        raise SanityError(f'payload failed: {error}')
+        signalled = signalled_tasks(stderr).evaluate()
+        raise SanityError(f'payload failed: {error}' +
+                          (f' (srun: {"; ".join(signalled)})' if signalled else ''))
     return True
 
 
 @sn.deferrable
 def assert_training_complete(stdout, stderr, exitcode, expected_epochs, expected_images,
-                             workers=1, stops_at_target=False):
+                             workers=1, stops_at_target=False, nodes=None):
     """Sanity: no error line, exit 0, every worker finished every epoch with the same
-    number of steps and a finite loss, on every image of the dataset.
+    number of steps and a finite loss, on every image of the dataset; with ``nodes``, the
+    workers reported that many host names of their own.
 
     ``expected_images`` is called only after the payload is known to have succeeded.
     ``stops_at_target``: a time-to-accuracy run, which ends at the epoch that reached
@@ -90,12 +106,21 @@ def assert_training_complete(stdout, stderr, exitcode, expected_epochs, expected
     """
     assert_no_error(stderr).evaluate()
     if exitcode != 0:
-        raise SanityError(f'payload exited with status {exitcode} without an error line; '
-                          f'last line of {stderr}: {last_line(stderr).evaluate()}')
+        signalled = signalled_tasks(stderr).evaluate()
+        raise SanityError(f'payload exited with status {exitcode} without an error line; ' +
+                          (f'srun: {"; ".join(signalled)}' if signalled else
+                           f'last line of {stderr}: {last_line(stderr).evaluate()}'))
     records = epochs(stdout).evaluate()
     finals = summaries(stdout).evaluate()
     if sorted(finals) != list(range(workers)):
         raise SanityError(f'expected summaries of workers 0..{workers - 1}, found {sorted(finals)}')
+    hosts = {worker: final.get('host') for worker, final in sorted(finals.items())}
+    if not all(hosts.values()):
+        raise SanityError(f'workers {[w for w, h in hosts.items() if not h]} reported no host name')
+    if nodes is not None and len(set(hosts.values())) != nodes:
+        raise SanityError(f'the job ran on {nodes} node(s), but its workers reported '
+                          f'{len(set(hosts.values()))} host name(s): '
+                          + ', '.join(f'worker {w} on {h}' for w, h in hosts.items()))
     expected_images = expected_images()
     if stops_at_target:
         if not finals[0].get('target_reached'):

@@ -10,7 +10,9 @@ from reframe.core.backends import getlauncher
 
 from . import site_keys
 
-SCALES = {'single': 1, 'node': 1, '2nodes': 2, '4nodes': 4}   # scale -> nodes
+SCALES = {'single': 1, 'node': 1, '2nodes': 2, '3nodes': 3, '4nodes': 4}   # scale -> nodes
+# The tag of the scales that cross nodes (`reframe -t multinode`).
+MULTINODE_TAG = 'multinode'
 
 
 @dataclasses.dataclass(frozen=True)

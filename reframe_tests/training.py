@@ -7,7 +7,6 @@ Scales above ``single`` train data-parallel (see scaling.py) and report their
 parallel efficiency against the ``single`` run of the same variant, on which they depend.
 """
 import os
-import subprocess
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -15,28 +14,15 @@ import reframe.utility.udeps as udeps
 from reframe.core.backends import getscheduler
 from reframe.core.builtins import (fixture, parameter, run_after, run_before,
                                    sanity_function, variable)
+from reframe.core.exceptions import SanityError
 
 from payload import contract, provenance
 from ssb_common.reframe_private import parameter_names
 
-from . import checked, payload_log, scaling, site_keys
+from . import checked, payload_log, scaling, site_keys, slurm_record
 from .environment import run_python
 from .mame_data import SyntheticMAMe
 from .workload import Workload
-
-
-def slurm_energy(jobid):
-    """Slurm's ConsumedEnergyRaw (J) for a finished job, or why there is none."""
-    try:
-        proc = subprocess.run(['sacct', '-j', str(jobid), '-X', '-n', '-P',
-                               '--format=ConsumedEnergyRaw'], capture_output=True, text=True,
-                              timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f'n/a: {err}'
-    value = proc.stdout.strip().splitlines()[0].strip() if proc.stdout.strip() else ''
-    if proc.returncode != 0 or not value.isdigit():
-        return 'n/a: no energy accounting (AcctGatherEnergyType)'
-    return value
 
 
 @rfm.simple_test
@@ -71,18 +57,26 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
     sacct_energy_j = variable(str, value='n/a')
     # Seconds the run waited for another timed run on its host: never part of a timed figure.
     timing_lock_wait_s = variable(float, value=0.0)
+    # When its timed window opened and closed (Unix seconds), over all its workers.
+    timed_start_unix = variable(float, value=0.0)
+    timed_end_unix = variable(float, value=0.0)
     # Run the payload in this image (docs/clusters.md, "Containers"); default: the partition's
     # extras['container_image'], else no container. Its digest goes into the perflog.
     container_image = variable(str, value='')
     container_image_digest = variable(str, value='')
 
     mame_data = fixture(SyntheticMAMe, scope='session')
+    # A timed run owns its nodes: where the scheduler shares nodes between jobs (Slurm's
+    # --exclusive), no other job's load lands in its figures. -S exclusive_access=false shares.
+    exclusive_access = True
     stops_at_target = False         # True: the run may end before its epochs, at its target
     time_limit = '1h'
 
     @run_after('init')
     def depend_on_single_scale(self):
         self.tags.add(self.variant)
+        if scaling.SCALES[self.scale] > 1:
+            self.tags.add(scaling.MULTINODE_TAG)
         if self.scale != 'single' and self.parallel_efficiency:
             self.depends_on(self.single_scale_name(), udeps.by_env)
 
@@ -154,9 +148,15 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
 
     @sanity_function
     def training_complete(self):
+        # A job that Slurm ended (a node failed, its time ran out) left partial output
+        # behind: Slurm's own record is the reason.
+        if type(self.job.scheduler) is getscheduler('slurm'):
+            ended_by_slurm = slurm_record.failure(self.job)
+            if ended_by_slurm:
+                raise SanityError(ended_by_slurm)
         return payload_log.assert_training_complete(
             self.stdout, self.stderr, self.job.exitcode, self.epochs, self.expected_images,
-            self.num_tasks, self.stops_at_target)
+            self.num_tasks, self.stops_at_target, len(self.job.nodelist or []) or None)
 
     @run_before('performance')
     def set_perf_variables(self):
@@ -173,8 +173,12 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
         self.energy_source = summary['energy_source'] or 'none'
         self.energy_note = summary['energy_note']
         self.timing_lock_wait_s = summary['timing_lock_wait_s']
+        windows = sn.evaluate(payload_log.summaries(stdout)).values()
+        if summary['timed_start_unix'] is not None:
+            self.timed_start_unix = min(w['timed_start_unix'] for w in windows)
+        self.timed_end_unix = max(w['timed_end_unix'] for w in windows)
         if type(self.job.scheduler) is getscheduler('slurm'):     # not squeue: no sacct
-            self.sacct_energy_j = slurm_energy(self.job.jobid)
+            self.sacct_energy_j = slurm_record.energy(self.job.jobid)
 
         # Variables of steps a run may leave out are logged only where they ran: ReFrame
         # fails a NaN value, and a new set of fields starts a new perflog file (.log.hN).

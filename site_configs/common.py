@@ -226,11 +226,12 @@ def slurm_partition(name, descr, *, features=(), whole_nodes=False, cpus_per_gpu
         with ``whole_nodes``, else the site's default memory per CPU.
     :arg access: the partition's other options (``--partition``, ``--constraint``, ...);
         ``user_access`` adds each user's own account and QoS from the environment
-        (:func:`access_from_env`).
+        (:func:`access_from_env`). Every job also gets ``--no-requeue``: a run whose node
+        failed ends with Slurm's reason instead of starting over unseen.
     :arg keys: the rest of the partition (``processor``, ``devices``, ``extras``,
         ``max_jobs``, ``prepare_cmds``, ``container_platforms``, ...).
     """
-    options = list(access)
+    options = list(access) + ['--no-requeue']
     if whole_nodes:
         options.append('--exclusive')
     if cpus_per_gpu:

@@ -1,0 +1,74 @@
+"""What Slurm itself recorded about a job: how it ended when it did not end by its own hand
+(a node that failed, the time limit, memory), and the energy it used. Read with ``sacct`` and
+``sacctmgr``, which every Slurm site with accounting has (ReFrame's ``slurm`` scheduler needs
+them too); a site whose accounting does not answer loses these lines, never a run."""
+import subprocess
+
+# Job states in which Slurm, not the job, ended the job.
+ENDED_BY_SLURM = {
+    'NODE_FAIL': 'a node of the job failed',
+    'BOOT_FAIL': 'a node of the job failed to boot',
+    'TIMEOUT': 'the job reached its time limit',
+    'DEADLINE': 'the job reached its deadline',
+    'OUT_OF_MEMORY': 'the job ran out of memory',
+    'PREEMPTED': 'the job was preempted',
+    'CANCELLED': 'the job was cancelled',
+}
+TIMEOUT_S = 60
+
+
+def _query(*cmd):
+    """The command's '|'-separated rows, or [] when it cannot answer."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if proc.returncode != 0:
+        return []
+    return [line.split('|') for line in proc.stdout.splitlines() if line.strip()]
+
+
+def failed_nodes(jobid, nodes):
+    """[(node, state, reason, since)] of the job's nodes that Slurm took out of service while
+    it ran: its accounting's node events (DOWN, DRAIN, FAIL, ...) from the job's start."""
+    rows = _query('sacct', '-j', str(jobid), '-X', '-n', '-P', '--format=Start,End')
+    if not rows or not nodes:
+        return []
+    start, end = rows[0][0], rows[0][1]
+    window = ['start=' + start] + (['end=' + end] if end not in ('', 'Unknown') else [])
+    events = _query('sacctmgr', '-n', '-P', 'list', 'event', 'nodes=' + ','.join(nodes),
+                    *window, 'format=NodeName,State,Reason,TimeStart')
+    return [tuple(e) for e in events if len(e) == 4 and e[0] in nodes]
+
+
+def failure(job):
+    """One line saying how Slurm ended ``job``, naming the nodes it took out of service; None
+    when the job ended by itself (its own exit status tells the rest)."""
+    state = (job.state or '').split(',')[0]
+    if state not in ENDED_BY_SLURM:
+        return None
+    nodes = list(job.nodelist or [])
+    line = f'Slurm ended job {job.jobid} {state}: {ENDED_BY_SLURM[state]}'
+    failed = failed_nodes(job.jobid, nodes)
+    if failed:
+        line += '; ' + '; '.join(f'node {node} went {node_state} at {since} ({reason})'
+                                 for node, node_state, reason, since in failed)
+    elif state in ('NODE_FAIL', 'BOOT_FAIL'):
+        line += ' (its accounting names no node event yet)'
+    if nodes:
+        line += f'; the job ran on {",".join(nodes)}'
+    return line
+
+
+def energy(jobid):
+    """Slurm's ConsumedEnergyRaw (J) for a finished job, or why there is none."""
+    try:
+        proc = subprocess.run(['sacct', '-j', str(jobid), '-X', '-n', '-P',
+                               '--format=ConsumedEnergyRaw'], capture_output=True, text=True,
+                              timeout=TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f'n/a: {err}'
+    value = proc.stdout.strip().splitlines()[0].strip() if proc.stdout.strip() else ''
+    if proc.returncode != 0 or not value.isdigit():
+        return 'n/a: no energy accounting (AcctGatherEnergyType)'
+    return value
