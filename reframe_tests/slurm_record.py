@@ -2,6 +2,7 @@
 (a node that failed, the time limit, memory), and the energy it used. Read with ``sacct`` and
 ``sacctmgr``, which every Slurm site with accounting has (ReFrame's ``slurm`` scheduler needs
 them too); a site whose accounting does not answer loses these lines, never a run."""
+import datetime
 import subprocess
 
 # Job states in which Slurm, not the job, ended the job.
@@ -15,6 +16,8 @@ ENDED_BY_SLURM = {
     'CANCELLED': 'the job was cancelled',
 }
 TIMEOUT_S = 60
+# How long after a job's end the event that ended it may be stamped.
+EVENT_AFTER_END = datetime.timedelta(seconds=10)
 
 
 def _query(*cmd):
@@ -30,15 +33,28 @@ def _query(*cmd):
 
 def failed_nodes(jobid, nodes):
     """[(node, state, reason, since)] of the job's nodes that Slurm took out of service while
-    it ran: its accounting's node events (DOWN, DRAIN, FAIL, ...) from the job's start."""
+    it ran: its accounting's node events (DOWN, DRAIN, FAIL, ...) from the job's start to its
+    end (an event that ended the job is stamped with the job's end time, or just after)."""
     rows = _query('sacct', '-j', str(jobid), '-X', '-n', '-P', '--format=Start,End')
-    if not rows or not nodes:
+    if not rows or len(rows[0]) != 2 or not nodes:
         return []
-    start, end = rows[0][0], rows[0][1]
-    window = ['start=' + start] + (['end=' + end] if end not in ('', 'Unknown') else [])
+    try:
+        start, end = (datetime.datetime.fromisoformat(t) for t in rows[0])
+    except ValueError:          # 'Unknown': not started, or not ended
+        return []
     events = _query('sacctmgr', '-n', '-P', 'list', 'event', 'nodes=' + ','.join(nodes),
-                    *window, 'format=NodeName,State,Reason,TimeStart')
-    return [tuple(e) for e in events if len(e) == 4 and e[0] in nodes]
+                    'start=' + start.isoformat(), 'format=NodeName,State,Reason,TimeStart')
+    found = []
+    for event in events:
+        if len(event) != 4 or event[0] not in nodes:
+            continue
+        try:
+            since = datetime.datetime.fromisoformat(event[3])
+        except ValueError:
+            continue
+        if start <= since <= end + EVENT_AFTER_END:
+            found.append(tuple(event))
+    return found
 
 
 def failure(job):

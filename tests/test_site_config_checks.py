@@ -54,7 +54,7 @@ def test_typo_in_an_environment_key_is_named(tmp_path):
 
 
 @pytest.mark.parametrize('site, partition, old, new', [
-    ('ci', 'cpu', 'max_jobs=2,', "max_jobs=2, launcher='no-such-launcher',"),
+    ('ci', 'cpu', 'max_jobs=2 * NODES,', "max_jobs=2 * NODES, launcher='no-such-launcher',"),
     ('pbs_example', 'cpu', "'launcher': 'mpiexec'", "'launcher': 'no-such-launcher'")])
 def test_unknown_launcher_is_named(tmp_path, site, partition, old, new):
     path = bad_config(tmp_path, site, old, new)
