@@ -94,6 +94,8 @@ def test_both_variants_train_across_two_and_three_nodes(multinode_run):
         # to the node-local scratch (each node's own: test_nodes_have_names_...).
         assert sorted(s['host'] for s in summaries) == sorted(r['job_nodelist'].split(','))
         assert {s['stage_dir'] for s in summaries} == {LSCRATCH}
+        # Each rank took its own node's timing lock (in that node's /tmp).
+        assert all(s['timing_lock'].endswith(f'/{s["host"]}.lock') for s in summaries)
         assert all(s['stage_bytes'] > 0 for s in summaries)
         assert len({s['steps_per_epoch'] for s in summaries}) == 1
         assert float(r['timed_start_unix']) < float(r['timed_end_unix'])
