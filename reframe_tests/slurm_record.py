@@ -21,28 +21,28 @@ EVENT_AFTER_END = datetime.timedelta(seconds=10)
 
 
 def _query(*cmd):
-    """The command's '|'-separated rows, or [] when it cannot answer."""
+    """(the command's '|'-separated rows, '') or ([], why it could not answer)."""
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return [], str(err)
     if proc.returncode != 0:
-        return []
-    return [line.split('|') for line in proc.stdout.splitlines() if line.strip()]
+        return [], f'{cmd[0]} exited with status {proc.returncode}'
+    return [line.split('|') for line in proc.stdout.splitlines() if line.strip()], ''
 
 
 def failed_nodes(jobid, nodes):
     """[(node, state, reason, since)] of the job's nodes that Slurm took out of service while
     it ran: its accounting's node events (DOWN, DRAIN, FAIL, ...) from the job's start to its
     end (an event that ended the job is stamped with the job's end time, or just after)."""
-    rows = _query('sacct', '-j', str(jobid), '-X', '-n', '-P', '--format=Start,End')
+    rows, _ = _query('sacct', '-j', str(jobid), '-X', '-n', '-P', '--format=Start,End')
     if not rows or len(rows[0]) != 2 or not nodes:
         return []
     try:
         start, end = (datetime.datetime.fromisoformat(t) for t in rows[0])
     except ValueError:          # 'Unknown': not started, or not ended
         return []
-    events = _query('sacctmgr', '-n', '-P', 'list', 'event', 'nodes=' + ','.join(nodes),
+    events, _ = _query('sacctmgr', '-n', '-P', 'list', 'event', 'nodes=' + ','.join(nodes),
                     'start=' + start.isoformat(), 'format=NodeName,State,Reason,TimeStart')
     found = []
     for event in events:
@@ -78,13 +78,11 @@ def failure(job):
 
 def energy(jobid):
     """Slurm's ConsumedEnergyRaw (J) for a finished job, or why there is none."""
-    try:
-        proc = subprocess.run(['sacct', '-j', str(jobid), '-X', '-n', '-P',
-                               '--format=ConsumedEnergyRaw'], capture_output=True, text=True,
-                              timeout=TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f'n/a: {err}'
-    value = proc.stdout.strip().splitlines()[0].strip() if proc.stdout.strip() else ''
-    if proc.returncode != 0 or not value.isdigit():
+    rows, why = _query('sacct', '-j', str(jobid), '-X', '-n', '-P', '--format=ConsumedEnergyRaw')
+    if why:
+        return f'n/a: {why}'
+    value = rows[0][0].strip() if rows else ''
+    # Without an energy plugin Slurm records 0 J: no job of this suite uses none.
+    if not value.isdigit() or int(value) == 0:
         return 'n/a: no energy accounting (AcctGatherEnergyType)'
     return value
