@@ -45,7 +45,7 @@ DOC_PROGRAMS = {
 }
 # Slurm's, where the docs say what a setting turns into (sbatch options).
 SLURM_OPTIONS = {'--gpus-per-node', '--mail-type', '--output', '--exclusive', '--mem',
-                 '--cpus-per-gpu'}
+                 '--cpus-per-gpu', '--no-requeue'}
 
 # A program the docs run: reframe, the tools (also as .venv/bin/ssb-acceptance or
 # ExecStart=/.../ssb-acceptance), python -m <package>, python benchmarks/<script>.py.
