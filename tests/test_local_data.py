@@ -37,7 +37,7 @@ def test_nothing_asked_nothing_done(root, tmp_path, monkeypatch):
     records, names = hdf5.read_dataset(root)
     with local_data.ready(options(root, *HRVS_4K), records, names, 0) as (ready, info):
         assert ready is records
-    assert set(info.values()) == {None} and len(info) == 6
+    assert set(info.values()) == {None} and len(info) == 7
     assert os.listdir(tmp_path) == []
 
 
@@ -66,6 +66,7 @@ def test_staging_copies_the_images_and_removes_the_copies(root, tmp_path):
         assert info['stage_gb_per_s'] == pytest.approx(info['stage_bytes'] / info['stage_s']
                                                        / 1e9)
         assert info['prepare_s'] is None
+        assert info['stage_dir'] == str(scratch)
     assert os.listdir(scratch) == []
 
 
