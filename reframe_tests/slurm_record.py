@@ -34,7 +34,8 @@ def _query(*cmd):
 def failed_nodes(jobid, nodes):
     """[(node, state, reason, since)] of the job's nodes that Slurm took out of service while
     it ran: its accounting's node events (DOWN, DRAIN, FAIL, ...) from the job's start to its
-    end (an event that ended the job is stamped with the job's end time, or just after)."""
+    end (an event that ended the job is stamped with the job's end time, or just after), else
+    the controller's nodes that are out of service now, with their reasons."""
     rows, _ = _query('sacct', '-j', str(jobid), '-X', '-n', '-P', '--format=Start,End')
     if not rows or len(rows[0]) != 2 or not nodes:
         return []
@@ -54,7 +55,12 @@ def failed_nodes(jobid, nodes):
             continue
         if start <= since <= end + EVENT_AFTER_END:
             found.append(tuple(event))
-    return found
+    if found:
+        return found
+    # The controller knows at once; its accounting may hold the event only seconds later.
+    down, _ = _query('sinfo', '-h', '-N', '-R', '-n', ','.join(nodes), '-o', '%N|%T|%E|%H')
+    return [(node, state.upper(), reason, since) for node, state, reason, since in
+            (row for row in down if len(row) == 4 and row[0] in nodes)]
 
 
 def failure(job):
@@ -70,7 +76,7 @@ def failure(job):
         line += '; ' + '; '.join(f'node {node} went {node_state} at {since} ({reason})'
                                  for node, node_state, reason, since in failed)
     elif state in ('NODE_FAIL', 'BOOT_FAIL'):
-        line += ' (its accounting names no node event yet)'
+        line += ' (neither its accounting nor its controller names the node)'
     if nodes:
         line += f'; the job ran on {",".join(nodes)}'
     return line

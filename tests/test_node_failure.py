@@ -131,7 +131,7 @@ def test_a_node_set_down_fails_the_acceptance_run_naming_it(shared_tmp_path):
     no_performance_of(shared_tmp_path, jobid)
     # Resumed, the node takes the next multi-node run, which passes.
     wait_node_state(victim, {'idle'})
-    again = reframe(shared_tmp_path, '-n', 'TrainingTest.*variant=hrvs.*scale=2nodes',
+    again = reframe(shared_tmp_path, '-n', 'TrainingTest.*variant=lrfs.*scale=2nodes',
                     '-S', 'epochs=2', '-S', 'parallel_efficiency=false',
                     '-S', 'SyntheticMAMe.images_per_class=2', '-J', f'nodelist={",".join(nodes)}')
     output = again.communicate(timeout=600)[0]
@@ -158,7 +158,7 @@ def test_a_killed_rank_fails_the_run_naming_its_node(shared_tmp_path):
     def kill_rank_1(_):
         for pid in worker_pids(1):
             os.kill(pid, signal.SIGKILL)
-    proc = reframe(shared_tmp_path, '-n', 'TrainingTest.*variant=hrvs.*scale=2nodes', *LONG_RUN)
+    proc = reframe(shared_tmp_path, '-n', 'TrainingTest.*variant=lrfs.*scale=2nodes', *LONG_RUN)
     output, jobid, nodes, _ = fail_under_training(proc, shared_tmp_path, kill_rank_1,
                                                   lambda node: None)
     (reason,) = reasons(output)
