@@ -4,6 +4,7 @@
 them too); a site whose accounting does not answer loses these lines, never a run."""
 import datetime
 import subprocess
+import time
 
 # Job states in which Slurm, not the job, ended the job.
 ENDED_BY_SLURM = {
@@ -18,6 +19,8 @@ ENDED_BY_SLURM = {
 TIMEOUT_S = 60
 # How long after a job's end the event that ended it may be stamped.
 EVENT_AFTER_END = datetime.timedelta(seconds=10)
+# How long a failed node's event may take to reach the accounting (seconds).
+EVENT_WAIT_S = 15
 
 
 def _query(*cmd):
@@ -71,7 +74,11 @@ def failure(job):
         return None
     nodes = list(job.nodelist or [])
     line = f'Slurm ended job {job.jobid} {state}: {ENDED_BY_SLURM[state]}'
-    failed = failed_nodes(job.jobid, nodes)
+    for _ in range(EVENT_WAIT_S):
+        failed = failed_nodes(job.jobid, nodes)
+        if failed or state not in ('NODE_FAIL', 'BOOT_FAIL'):
+            break
+        time.sleep(1)       # a node resumed at once, its event not yet in the accounting
     if failed:
         line += '; ' + '; '.join(f'node {node} went {node_state} at {since} ({reason})'
                                  for node, node_state, reason, since in failed)
