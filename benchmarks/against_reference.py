@@ -21,6 +21,7 @@ def reference(mode, *options):
 def reference_section(args, workdir, timedir):
     """Section 6's runs: {'steady': {kind: [result]}, 'shapes': {kind: [seconds per shape]}}."""
     from sizeshape_datasets import mame, shapes, synthetic
+    from ssb_contract.options import PixelBudget
     lrfs = os.path.join(workdir, 'reference-lrfs')
     classes = max(1, min(len(synthetic.MEDIUMS), args.ref_images // 2))
     synthetic.generate(lrfs, images_per_class=max(1, args.ref_images // classes), val_per_class=0,
@@ -28,7 +29,7 @@ def reference_section(args, workdir, timedir):
     hrvs = os.path.join(workdir, 'reference-hrvs')
     synthetic.generate(hrvs, images_per_class=1, val_per_class=0, num_classes=args.ref_shapes,
                        scale=args.hrvs_scale, seed=args.seed)
-    budget = shapes.parse_pixel_budget(args.pixel_budget)
+    budget = PixelBudget(args.pixel_budget).pixels
     sizes = sorted({shapes.budget_shape(r.width, r.height, budget)
                     for r in mame.read_mame(hrvs)[0]})
     # As many timed reference steps as the payload's steady epochs hold.

@@ -27,8 +27,9 @@ def check_prepared(records, args):
 @contextlib.contextmanager
 def ready(args, records, class_names, worker):
     """Yield (records to train from, summary fields) with staging and preparation done."""
-    info = {'stage_dir': args.stage_dir or None, 'stage_s': None, 'stage_bytes': None, 'stage_gb_per_s': None,
-            'prepare_s': None, 'prepare_images_per_s': None, 'prepare_bytes': None}
+    info = {'stage_dir': args.stage_dir or None, 'stage_s': None, 'stage_bytes': None,
+            'stage_gb_per_s': None, 'prepare_s': None, 'prepare_images_per_s': None,
+            'prepare_bytes': None}
     made = []
     try:
         try:

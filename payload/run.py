@@ -8,7 +8,9 @@ import socket
 import sys
 import time
 
-from payload import PayloadError, contract, energy, hostlock, protocol, provenance, summarise
+from payload import PayloadError, energy, hostlock, protocol, provenance, summarise
+from ssb_contract import summary as summary_keys
+from ssb_contract.options import option
 
 # A run waiting on input for more than this share of its time is input-bound.
 INPUT_BOUND_FRACTION = 0.1
@@ -134,7 +136,7 @@ def train_and_summarise(args, shard, classes, place, out, val_records=None):
     file_input, make_input, memory_input_s = input_pipeline(args, shard, place.worker)
     step = train.TrainingStep(place.strategy, lambda: models.build(args.model, classes),
                               args.learning_rate, args.retracing == 'reduced',
-                              args.precision, args.jit_compile, args.step)
+                              args.precision, args.jit_compile, args.training_step)
     try:
         peak_gflops, peak_source, peak_measure_s = peak(args, step, place.workers,
                                                         place.local_replicas)
@@ -243,12 +245,12 @@ def train_epochs(args, shard, make_input, step, place, meter, out, val_records):
 
 
 def settings(args):
-    """The options the summary echoes (payload/contract.py); a variant's own are None in the
-    other variant's runs."""
-    echoed = {name: getattr(args, name) for name in contract.SUMMARY_SETTINGS}
-    for variant, names in contract.SUMMARY_SETTINGS_OF_VARIANT.items():
-        echoed.update({name: getattr(args, name) if args.variant == variant else None
-                       for name in names})
+    """The settings the summary echoes (ssb_contract/summary.py): the workload options, those of
+    the other variant None, and the payload's own."""
+    echoed = {name: getattr(args, name) for name in summary_keys.PAYLOAD_SETTINGS}
+    for name in summary_keys.ECHOED_OPTIONS:
+        echoed[name] = getattr(args, name) if option(name).variant in (None, args.variant) \
+            else None
     return echoed
 
 

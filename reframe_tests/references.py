@@ -10,7 +10,7 @@ references: its performance is logged, never failed.
 
 An entry's ``ssb-references.entries.<key>.workload`` records the test variables of the
 runs behind it (dataset, epochs, batch size, precision, ...); a test whose variables
-differ (``-S pixel_budget=360k``) is not held to it: ReFrame logs its performance and a
+differ (``-S epochs=3``) is not held to it: ReFrame logs its performance and a
 warning says why.
 """
 import os

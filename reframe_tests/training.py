@@ -16,7 +16,9 @@ from reframe.core.builtins import (fixture, parameter, run_after, run_before,
                                    sanity_function, variable)
 from reframe.core.exceptions import SanityError
 
-from payload import contract, provenance
+from payload import provenance
+from ssb_contract import perf
+from ssb_contract.options import MODELS, VARIANTS
 from ssb_common.reframe_private import parameter_names
 
 from . import checked, payload_log, scaling, site_keys, slurm_record
@@ -29,8 +31,8 @@ from .workload import Workload
 class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
     """One training run of the payload: a variant x model x device x scale."""
 
-    variant = parameter(list(contract.VARIANTS))
-    model = parameter(list(contract.MODELS))
+    variant = parameter(list(VARIANTS))
+    model = parameter(list(MODELS))
     device = parameter([site_keys.CPU, site_keys.GPU])
     scale = parameter(list(scaling.SCALES))
 
@@ -115,8 +117,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
             data_dir = self.mame_data.data_dir
             self.dataset = self.mame_data.description
         stage_dir = self.stage_dir or partition.extras.get(site_keys.LOCAL_SCRATCH)
-        opts = ['-m', 'payload', *self.payload_options(self.variant, data_dir, stage_dir,
-                                                          self.batch_size),
+        opts = ['-m', 'payload',
+                *self.payload_options(self.variant, data_dir=data_dir, stage_dir=stage_dir),
                 '--timing-lock', 'host' if self.timing_lock else 'off']
         # Peak FLOP/s for peak_fraction: per device (a GPU, or a CPU node) from the
         # site config, times the devices of this scale; else the payload measures a matmul.
@@ -190,7 +192,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
         self.perf_variables = {
             v.name: sn.make_performance_function(
                 payload_log.summary_value(self.stdout, v.key, v.scale), v.unit)
-            for v in contract.perf_vars('TrainingTest') if v.key and ran[v.only]}
+            for v in perf.perf_vars('TrainingTest') if v.key and ran[v.only]}
         # The single scale is its own baseline (efficiency 1).
         if self.scale == 'single':
             efficiency = sn.defer(1.0)

@@ -7,7 +7,7 @@ import argparse
 import collections
 import sys
 
-from payload import contract
+from ssb_contract import perf
 
 from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, options, perflog,
                propose, reffile, refwrite, report, report_plots, resultsdb, sources, stats,
@@ -96,7 +96,7 @@ def _rule(args):
             'tolerance': f'max(floor, {args.spread_factor:g} x max|run - median|/median) on the '
                          f'worse side; rates: from the steady epoch time; counts: both sides',
             'floors (relative, absolute)': {n: [p.rel_floor, p.abs_floor]
-                                            for n, p in contract.BY_NAME.items()}}
+                                            for n, p in perf.BY_NAME.items()}}
     if args.min_tolerance:
         rule['min_tolerance'] = args.min_tolerance
     return rule

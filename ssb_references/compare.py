@@ -17,7 +17,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
-from payload import contract
+from ssb_contract import perf
 
 from . import stats
 from .runs import parse_time
@@ -195,7 +195,7 @@ def _choose(per_side, baseline):
 
 def _variables(runs, test):
     names = {n for r in runs for n in r.perf}
-    return [v for v in contract.perf_vars(test) if v.name in names and not v.spread_of]
+    return [v for v in perf.perf_vars(test) if v.name in names and not v.spread_of]
 
 
 def compare(sides, confidence=stats.COMPARE_CONFIDENCE, mode='systems'):

@@ -7,7 +7,7 @@ import shutil
 
 import yaml
 
-from payload import contract
+from ssb_contract import perf
 from ssb_common import atomic
 
 from . import TEST_NAME, __version__
@@ -18,7 +18,7 @@ HISTORY_DIR = 'history'
 
 
 def _var_order(name):
-    names = list(contract.BY_NAME)
+    names = list(perf.BY_NAME)
     return (names.index(name) if name in names else len(names), name)
 
 

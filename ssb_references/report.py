@@ -16,7 +16,7 @@ import csv
 import os
 import statistics
 
-from payload import contract
+from ssb_contract import perf
 
 from . import TEST_NAME, report_plots, variables
 from .runs import curve, group, index_attrs, key_text, last, unit_of, without_variant
@@ -41,7 +41,7 @@ def summary(runs, last_n=5):
     for rs in groups.values():
         for r in rs:
             names += [n for n in r.perf if n not in names]
-    order = list(contract.BY_NAME)
+    order = list(perf.BY_NAME)
     names.sort(key=lambda n: (order.index(n) if n in order else len(order), n))
     rows = []
     for sk in subkeys:

@@ -3,7 +3,7 @@ HR&VS, every run over time against its reference band, and time to accuracy.
 
 Plots need matplotlib (``pip install 'size-shape-bench[report]'``).
 """
-from payload import contract
+from ssb_contract import perf
 
 from . import reffile, variables
 from .runs import curve, group, index_attrs, key_text, unit_of, without_variant
@@ -28,7 +28,7 @@ def pyplot():
 
 
 def _label(name, unit):
-    label = contract.BY_NAME[name].title if name in contract.BY_NAME else name
+    label = perf.BY_NAME[name].title if name in perf.BY_NAME else name
     return f'{label} ({unit})' if unit else label
 
 

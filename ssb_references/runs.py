@@ -7,7 +7,7 @@ import datetime
 import re
 from dataclasses import dataclass, field
 
-from payload import contract
+from ssb_contract.options import workload_fields
 
 from . import TEST_NAME
 
@@ -97,7 +97,7 @@ class Run:
     def workload(self):
         """The test variables that define the run's work (those it logged: an older payload's
         runs lack the newer ones)."""
-        names = contract.workload_fields(self.variant, to_accuracy=self.test == 'TimeToAccuracy')
+        names = workload_fields(self.variant, to_accuracy=self.test == 'TimeToAccuracy')
         return {n: self.fields[n] for n in names if self.fields.get(n) is not None}
 
     @property

@@ -13,7 +13,7 @@ import reframe as rfm
 
 from conftest import REPO
 from docs_text import DOCS, FENCE, code_of, doc_name, read, tables
-from payload import contract
+from ssb_contract import perf
 from reframe_tests import gap
 
 # ReFrame test variables (-S, -P).
@@ -143,19 +143,19 @@ def same(section, logged):
 
 
 def test_each_table_of_performance_variables_is_its_test():
-    names = {v.name for v in contract.perf_vars('TrainingTest')}
+    names = {v.name for v in perf.perf_vars('TrainingTest')}
     same('What a run measures', names)
     same('What the gap means', gap_perf_vars())
-    same('What the gap means', {v.name for v in contract.perf_vars('SizeShapeGap')})
-    same('Time to accuracy', {v.name for v in contract.perf_vars('TimeToAccuracy')}
-         | set(contract.TTA_TRAINING_VARS))
+    same('What the gap means', {v.name for v in perf.perf_vars('SizeShapeGap')})
+    same('Time to accuracy', {v.name for v in perf.perf_vars('TimeToAccuracy')}
+         | set(perf.TTA_TRAINING_VARS))
     # What the tests log outside the contract's loop is the contract's too.
     assert literal_perf_vars() and literal_perf_vars() <= names
 
 
 def test_the_readme_shows_performance_variables_the_tests_log():
     shown = re.findall(r'^P: (\w+):', read(os.path.join(REPO, 'README.md')), re.M)
-    assert shown and set(shown) <= set(contract.BY_NAME)
+    assert shown and set(shown) <= set(perf.BY_NAME)
 
 
 # Links between the documents.

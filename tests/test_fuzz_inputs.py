@@ -19,7 +19,7 @@ from payload import cli as payload_cli
 from reframe_tests import checked
 from sizeshape_datasets import __main__ as datasets_cli
 from sizeshape_datasets import hdf5, mame
-from sizeshape_datasets.shapes import MIN_PIXEL_BUDGET
+from ssb_contract.options import MIN_PIXEL_BUDGET
 from ssb_references import acceptance
 from ssb_references import cli as references_cli
 
@@ -73,7 +73,8 @@ def payload_parse(args):
     # pixel budget of at least one image.
     for name, got in vars(parsed).items():
         assert not isinstance(got, float) or math.isfinite(got), (name, got)
-    assert parsed.pixel_budget_px is None or parsed.pixel_budget_px >= MIN_PIXEL_BUDGET
+    pixels = parsed.pixel_budget.pixels
+    assert pixels is None or pixels >= MIN_PIXEL_BUDGET
 
 
 PAYLOAD_FIXED = ['--variant', 'hrvs', '--data-dir', 'x']

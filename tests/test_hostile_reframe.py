@@ -61,7 +61,7 @@ REFUSED = [{
     'pixel_budget=inf': "-S pixel_budget: pixel budget 'inf' must be a finite number",
     'models=': "-S models='' is not one of smallcnn, resnet50, vgg16",
     'epochs=1': '-S epochs=1 must be at least 2',
-    'crop_size=300': '-S crop_size=300 must be at most image_size=256',
+    'crop_size=300': '-S crop_size=300 must be at most -S image_size=256',
     'memory_limit_gib=-1': '-S memory_limit_gib=-1.0 must be a finite number above 0',
     'input_threads=-2': '-S input_threads=-2 must be at least 0',
 }]
