@@ -89,6 +89,35 @@ class Bool(metaclass=_Checked):
             return Invalid(text, 'true or false')
 
 
+class SetByHand(str):
+    """A ``-S`` or ``-P`` value given to a variable the test fills in (an output), kept until
+    set-up refuses it, naming the input that sets it."""
+
+    def __new__(cls, text, instead):
+        obj = super().__new__(cls, text)
+        obj.instead = instead
+        return obj
+
+    def __getnewargs__(self):          # ReFrame copies variables' values
+        return str(self), self.instead
+
+
+class _Output(typ.ConvertibleType):
+    def __instancecheck__(cls, inst):
+        return isinstance(inst, SetByHand) or (
+            isinstance(inst, cls._type) and (cls._type is bool or not isinstance(inst, bool)))
+
+    def __rfm_cast_str__(cls, text):   # ReFrame's -S and -P give text: never an output's
+        return SetByHand(text, cls.instead)
+
+
+def output(kind, instead):
+    """The type of a test variable the test fills in from its run (``kind`` values): logged in
+    the perflog like every variable, never set by hand. ``instead`` says what sets it:
+    'set lrfs_batch_size or hrvs_batch_size instead', 'it comes from ...'."""
+    return _Output(f'{kind.__name__} output', (), {'_type': kind, 'instead': instead})
+
+
 def _choice(name, value, choices):
     if value not in choices:
         yield f'-S {name}={value!r} is not one of {", ".join(choices)}'
@@ -140,6 +169,9 @@ def problems(test):
         value = getattr(test, name)
         if isinstance(value, Invalid):
             yield f'-S {name}={str(value)!r} is not {value.kind}'
+            continue
+        if isinstance(value, SetByHand):
+            yield f'-S {name}={str(value)!r}: the test fills {name} in; {value.instead}'
             continue
         if name in WORKLOAD_OPTIONS:
             workload[name] = value

@@ -23,6 +23,8 @@ from ssb_contract.options import default
 from . import checked, payload_log, site_keys
 from .training import TrainingTest
 
+# Outputs: the run's evaluations, filled in for the perflog (checked.output).
+CURVE = checked.output(str, 'it comes from the run\'s evaluations')
 # Reached by smallcnn on the default synthetic data in 5 to 7 epochs (LR&FS and HR&VS).
 SYNTHETIC_TARGET = 0.5
 
@@ -38,8 +40,8 @@ class TimeToAccuracy(TrainingTest):
     #: The subset evaluated after every epoch.
     val_subset = variable(str, value=default('val_subset'))
     # Per epoch, for the report's curve: comma-separated, oldest first.
-    val_accuracy_curve = variable(str, value='')
-    val_time_curve = variable(str, value='')      # seconds since the first touch of the data
+    val_accuracy_curve = variable(CURVE, value='')
+    val_time_curve = variable(CURVE, value='')      # seconds since the first touch of the data
     stops_at_target = True
 
     @run_after('init')

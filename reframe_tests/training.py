@@ -26,6 +26,10 @@ from .environment import run_python
 from .mame_data import SyntheticMAMe
 from .workload import Workload
 
+# Outputs that share what sets them.
+ENERGY = checked.output(str, 'it comes from the energy counters the payload reads')
+TIMED = checked.output(float, 'it comes from the payload\'s timing lock')
+
 
 @rfm.simple_test
 class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
@@ -46,26 +50,34 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
     # figures' fidelity for a shorter session where tests share a host.
     timing_lock = variable(checked.Bool, value=True)
 
-    # Filled in by the test itself, for the perflog.
-    batch_size = variable(checked.Int, value=0)  # per device
-    hardware_ratio = variable(checked.Int, value=1)  # devices (GPU) or nodes (CPU) vs 'single'
+    # Outputs: filled in by the test itself, for the perflog (checked.output).
+    #: Images per step and device.
+    batch_size = variable(checked.output(int, 'set lrfs_batch_size or hrvs_batch_size instead'),
+                          value=0)
+    #: Devices (GPU) or nodes (CPU) against 'single'.
+    hardware_ratio = variable(checked.output(int, 'choose the scale instead (-n %scale=node)'),
+                              value=1)
     # Which code and data a result comes from (docs/versions.md).
-    git_revision = variable(str, value='unknown')         # of the suite's checkout, if any
-    dataset_fingerprint = variable(str, value='unknown')
+    #: Of the suite's checkout, if any.
+    git_revision = variable(checked.output(str, 'it is the checkout the tests are loaded from'),
+                            value='unknown')
+    dataset_fingerprint = variable(checked.output(str, 'set data_dir instead'), value='unknown')
     # Where the energy figures come from, or why there are none (docs/metrics.md, "Energy"), and
     # Slurm's own figure for the job (ConsumedEnergyRaw), a cross-check only.
-    energy_source = variable(str, value='none')
-    energy_note = variable(str, value='')
-    sacct_energy_j = variable(str, value='n/a')
-    # Seconds the run waited for another timed run on its host: never part of a timed figure.
-    timing_lock_wait_s = variable(float, value=0.0)
-    # When its timed window opened and closed (Unix seconds), over all its workers.
-    timed_start_unix = variable(float, value=0.0)
-    timed_end_unix = variable(float, value=0.0)
+    energy_source = variable(ENERGY, value='none')
+    energy_note = variable(ENERGY, value='')
+    sacct_energy_j = variable(checked.output(str, 'it comes from Slurm\'s accounting'),
+                              value='n/a')
+    #: Seconds the run waited for another timed run on its host: never part of a timed figure.
+    timing_lock_wait_s = variable(checked.output(float, 'set timing_lock instead'), value=0.0)
+    #: When its timed window opened and closed (Unix seconds), over all its workers.
+    timed_start_unix = variable(TIMED, value=0.0)
+    timed_end_unix = variable(TIMED, value=0.0)
     # Run the payload in this image (docs/clusters.md, "Containers"); default: the partition's
     # extras['container_image'], else no container. Its digest goes into the perflog.
     container_image = variable(str, value='')
-    container_image_digest = variable(str, value='')
+    container_image_digest = variable(checked.output(str, 'set container_image instead'),
+                                      value='')
 
     mame_data = fixture(SyntheticMAMe, scope='session')
     # A timed run owns its nodes: where the scheduler shares nodes between jobs (Slurm's

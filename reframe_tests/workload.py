@@ -63,12 +63,17 @@ class Workload(rfm.RegressionTestPlugin):
     #: The subset trained on.
     subset = variable(str, value=default('subset'))
 
-    # Filled in from the run: the dataset (its path, or the synthetic data's recipe) and
-    # which code a result comes from (docs/versions.md).
-    dataset = variable(str, value='')
-    tensorflow_version = variable(str, value='unknown')
-    payload_version = variable(str, value='unknown')
-    suite_version = variable(str, value='unknown')
+    # Outputs, filled in from the run and logged, never set by hand (checked.output): the
+    # dataset (its path, or the synthetic data's recipe) and which code a result comes from
+    # (docs/versions.md).
+    dataset = variable(checked.output(str, 'set data_dir instead'), value='')
+    tensorflow_version = variable(
+        checked.output(str, 'it is the TensorFlow of the programming environment'),
+        value='unknown')
+    payload_version = variable(checked.output(str, 'it is the installed payload\'s'),
+                               value='unknown')
+    suite_version = variable(checked.output(str, 'it is the installed suite\'s'),
+                             value='unknown')
 
     @run_after('init')
     def keep_for_refusal(self):
