@@ -22,7 +22,7 @@ from real_resolution import measure_decode, real_resolution, render_real
 from against_reference import reference_section, render_reference
 from threads import render_threads, threads_section
 
-from ssb_contract.options import default
+from ssb_contract.options import PixelBudget, default
 
 
 def main(argv=None):
@@ -135,7 +135,7 @@ def main(argv=None):
         if 'real' in sections:
             real = real_resolution(args, workdir, timedir)
         if 'reference' in sections:
-            ref = reference_section(args, workdir, timedir)
+            ref = reference_section(args, PixelBudget(args.pixel_budget), workdir, timedir)
         if 'threads' in sections:
             threads = threads_section(args, workdir, timedir)
     finally:

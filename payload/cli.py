@@ -1,11 +1,12 @@
-"""Command line of the payload: options, validation, and the one place errors are printed."""
+"""Command line of the payload: options, checks, the frozen settings they give (settings.py),
+and the one place errors are printed."""
 import argparse
 import json
 import math
 import os
 import sys
 
-from payload import PayloadError
+from payload import PayloadError, settings
 from ssb_contract import checks, flags
 
 # The payload names an option by its flag: '--batch-size 8'.
@@ -60,13 +61,27 @@ def parser():
     return p
 
 
-def parse_args(argv):
+def parse_args(argv, environ=os.environ):
+    """The frozen settings of a command line (settings.py); PayloadError for one it refuses."""
     args = parser().parse_args(argv)
-    validate(args)
-    return args
+    workload = flags.values(args)
+    check(args, workload, environ)
+    slurm_cpus = environ.get('SLURM_CPUS_PER_TASK', '')
+    values = {**vars(args), **workload,
+              'batch_size': workload[f'{args.variant}_batch_size'],
+              'validate': args.validate or args.target_accuracy is not None,
+              # The job's CPUs per task, where Slurm says, else TensorFlow's default.
+              'intra_op_threads': args.intra_op_threads if args.intra_op_threads is not None
+              else int(slurm_cpus) if slurm_cpus.isdigit() else None}
+    parts = {'batches': settings.of(settings.Batches, values),
+             'step': settings.of(settings.Step, values),
+             'data': settings.of(settings.Data, values),
+             'validation': settings.of(settings.Validation, values)}
+    return settings.of(settings.Settings, {**values, **parts})
 
 
-def validate(args):
+def check(args, workload, environ):
+    """Refuse what the payload cannot run, naming the option."""
     for name, value in vars(args).items():      # inf and NaN pass every comparison below
         if isinstance(value, float) and not math.isfinite(value):
             raise PayloadError(f'--{name.replace("_", "-")} must be a finite number, got {value}')
@@ -76,29 +91,22 @@ def validate(args):
         raise PayloadError(f'--seed must be between 0 and 2**32 - 1, got {args.seed}')
     if args.progress_seconds < 0:
         raise PayloadError('--progress-seconds must be >= 0')
-    workload = flags.values(args)
     for problem in checks.problems(workload, NAMING, args.variant):
         raise PayloadError(problem)
-    args.batch_size = workload[f'{args.variant}_batch_size']
     if args.memory_limit_gib is not None and args.memory_limit_gib <= 0:
         raise PayloadError('--memory-limit-gib must be positive')
     for name in ('intra_op_threads', 'inter_op_threads'):
         value = getattr(args, name)
         if value is not None and value < 0:
             raise PayloadError(f'--{name.replace("_", "-")} must be >= 0, got {value}')
-    check_tf_config(os.environ.get('TF_CONFIG'))
-    if args.intra_op_threads is None and os.environ.get('SLURM_CPUS_PER_TASK', '').isdigit():
-        args.intra_op_threads = int(os.environ['SLURM_CPUS_PER_TASK'])
+    check_tf_config(environ.get('TF_CONFIG'))
     if args.input_probe_seconds < 0:
         raise PayloadError('--input-probe-seconds must be >= 0')
     if args.peak_gflops is not None and not args.peak_gflops > 0:
         raise PayloadError(f'--peak-gflops must be positive, got {args.peak_gflops}')
-    if args.target_accuracy is not None:
-        args.validate = True
-    if args.validate and args.val_subset == args.subset:
+    if (args.validate or args.target_accuracy is not None) and args.val_subset == args.subset:
         raise PayloadError(f'--validate evaluates on the subset it trains on '
                            f'({args.subset}): choose another --val-subset')
-    args.pixel_budget_px = args.pixel_budget.pixels
 
 
 def main(argv=None):

@@ -11,9 +11,8 @@ from ssb_contract.options import option
 
 @dataclass(frozen=True)
 class Naming:
-    """How one side names an option in its messages: ``label(option)`` ('--pixel-budget',
-    '-S pixel_budget') and ``setting(option, value)`` ('--batch-size 8',
-    '-S hrvs_batch_size=8')."""
+    """How one side names an option in its messages: ``label(option)`` ('--epochs',
+    '-S epochs') and ``setting(option, value)`` ('--batch-size 8', '-S hrvs_batch_size=8')."""
     label: Callable
     setting: Callable
 

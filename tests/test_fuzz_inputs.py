@@ -71,10 +71,10 @@ def payload_parse(args):
     parsed = payload_cli.parse_args(args)
     # Nothing taken that makes the run silently other than asked: no inf or NaN, and a
     # pixel budget of at least one image.
-    for name, got in vars(parsed).items():
-        assert not isinstance(got, float) or math.isfinite(got), (name, got)
-    pixels = parsed.pixel_budget.pixels
-    assert pixels is None or pixels >= MIN_PIXEL_BUDGET
+    for part in (parsed, parsed.batches, parsed.step, parsed.data, parsed.validation):
+        for name, got in vars(part).items():
+            assert not isinstance(got, float) or math.isfinite(got), (name, got)
+    assert parsed.batches.budget is None or parsed.batches.budget >= MIN_PIXEL_BUDGET
 
 
 PAYLOAD_FIXED = ['--variant', 'hrvs', '--data-dir', 'x']

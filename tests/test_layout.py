@@ -26,3 +26,26 @@ def test_ruff_is_clean():
     proc = subprocess.run([ruff, 'check', '--no-cache', '.'], cwd=REPO, capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+
+
+def test_the_payload_takes_what_it_uses():
+    """Only payload/cli.py sees the command line; the rest takes the frozen settings it
+    parsed (payload/settings.py), or their parts."""
+    import ast
+    import dataclasses
+
+    from payload import cli
+    taking_args = []
+    for path in python_files():
+        rel = os.path.relpath(path, REPO)
+        if not rel.startswith('payload' + os.sep) or rel == os.path.join('payload', 'cli.py'):
+            continue
+        for node in ast.walk(ast.parse(open(path, encoding='utf-8').read())):
+            if isinstance(node, (ast.FunctionDef, ast.Lambda)) and \
+                    'args' in [a.arg for a in node.args.args + node.args.kwonlyargs]:
+                taking_args.append(f'{rel}:{node.lineno}')
+    assert not taking_args, taking_args
+    settings = cli.parse_args(['--variant', 'hrvs', '--data-dir', 'x'], {})
+    for part in (settings, settings.batches, settings.step, settings.data, settings.validation):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            part.seed = 1
