@@ -25,9 +25,9 @@ from test_fuzz_inputs import NASTY, options, subparser  # noqa: E402
 from payload import cli as payload_cli  # noqa: E402
 from sizeshape_datasets import __main__ as datasets_cli  # noqa: E402
 from sizeshape_datasets import mame  # noqa: E402
-from ssb_references import acceptance  # noqa: E402
+from ssb_references.acceptance import command as acceptance  # noqa: E402
 from ssb_contract.options import OPTIONS  # noqa: E402
-from ssb_references import cli as references_cli  # noqa: E402
+from ssb_references.cli import references as references_cli  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 # The workload options, and the tests' and the data fixture's own variables.

@@ -9,7 +9,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from payload import PAYLOAD_VERSION, provenance
+from payload import PAYLOAD_VERSION
+from ssb_common import provenance
 
 DEVICE_MEMORY_ON_CPU = 'not measured: no accelerator (host memory is host_peak_rss_bytes)'
 

@@ -9,7 +9,8 @@ import socket
 import sys
 import time
 
-from payload import PayloadError, energy, hostlock, protocol, provenance, summarise
+from payload import PayloadError, energy, hostlock, protocol, summarise
+from ssb_common import provenance
 from ssb_contract import summary as summary_keys
 from ssb_contract.options import option
 

@@ -24,7 +24,7 @@ from reframe.core.exceptions import PerformanceError
 from ssb_contract import perf
 from ssb_contract.options import MODELS, VARIANT_LABELS, VARIANTS, workload_fields
 from payload.summarise import cv
-from ssb_references import stats
+from ssb_references.judge import stats
 
 from . import checked, payload_log, references, scaling, site_keys
 from .training import TrainingTest
@@ -139,7 +139,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, special=True):
             if var.name not in PER_EPOCH:
                 values[var.name] = summaries[num][key] / summaries[den][key]
                 continue
-            # The ratio of the steady epochs' rates, with its interval (stats.py).
+            # The ratio of the steady epochs' rates, with its interval (judge/stats.py).
             samples = {v: [e[key] for e in epochs[v]] for v in VARIANTS}
             interval = stats.ratio_interval(samples[num], samples[den], self.confidence)
             self.too_noisy += self.noise_of(var.name, RATIOS[var.name][0], samples, limit,

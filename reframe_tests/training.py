@@ -16,7 +16,7 @@ from reframe.core.builtins import (fixture, parameter, run_after, run_before,
                                    sanity_function, variable)
 from reframe.core.exceptions import SanityError
 
-from payload import provenance
+from ssb_common import provenance
 from ssb_contract import perf
 from ssb_contract.options import MODELS, VARIANTS
 from ssb_common.reframe_private import parameter_names

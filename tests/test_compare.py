@@ -27,8 +27,9 @@ from conftest import REPO
 from ssb_contract import perf
 from ssb_contract.options import VARIANTS
 from reframe_runs import run_reframe
-from ssb_references import compare, stats
-from ssb_references.runs import Run
+from ssb_references.compare import compare
+from ssb_references.judge import stats
+from ssb_references.runs.run import Run
 
 # Serial: no job's TensorFlow import beside another job's timed epochs.
 SMALL = ['-S', 'TrainingTest.epochs=3', '-S', 'SyntheticMAMe.images_per_class=4',

@@ -20,8 +20,8 @@ from reframe_tests import checked
 from sizeshape_datasets import __main__ as datasets_cli
 from sizeshape_datasets import hdf5, mame
 from ssb_contract.options import MIN_PIXEL_BUDGET
-from ssb_references import acceptance
-from ssb_references import cli as references_cli
+from ssb_references.acceptance import command as acceptance
+from ssb_references.cli import references as references_cli
 
 FAST = settings(max_examples=60, deadline=2000, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -96,7 +96,7 @@ def test_gap_runs_after_both_variants_and_holds_its_references(default_run, tmp_
 
 def test_a_ratio_says_when_its_inputs_cannot_carry_it():
     from reframe_tests.gap import SizeShapeGap
-    from ssb_references import stats
+    from ssb_references.judge import stats
     quiet = {'lrfs': [32.0, 33.0, 31.5, 32.4], 'hrvs': [16.0, 16.3, 15.9, 16.1]}
     interval = stats.ratio_interval(quiet['lrfs'], quiet['hrvs'])
     assert SizeShapeGap.noise_of('r', 'pixel_throughput', quiet, 0.25, interval) == []

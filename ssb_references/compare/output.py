@@ -7,9 +7,9 @@ import os
 from ssb_contract import perf
 from ssb_contract.options import VARIANTS, VARIANT_LABELS
 
-from . import stats
-from .compare import GAP_TEST, MIN_RUNS, RULES
-from .text import markdown, num
+from ssb_references.compare.compare import GAP_TEST, MIN_RUNS, RULES
+from ssb_references.judge import stats
+from ssb_references.runs.text import markdown, num
 
 CSV_COLUMNS = ['system', 'partition', 'model', 'variant', 'variable', 'unit', 'n', 'median',
                'cv', 'ratio', 'ci_low', 'ci_high', 'significant']

@@ -4,9 +4,9 @@ has a colour and a hatch, so that the picture reads in greyscale too."""
 from ssb_contract import perf
 from ssb_contract.options import VARIANTS, VARIANT_LABELS
 
-from . import stats
-from .compare_out import GAP
-from .report_plots import PlotError, pyplot
+from ssb_references.compare.output import GAP
+from ssb_references.judge import stats
+from ssb_references.report.charts import PlotError, pyplot
 
 PANELS = ['throughput', 'pixel_throughput', 'steady_epoch_time', 'host_peak_memory', GAP]
 # Paul Tol's bright scheme (colour-blind safe) and hatches that differ in grey.

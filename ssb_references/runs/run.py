@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from ssb_contract.options import workload_fields
 
-from . import TEST_NAME
-
+#: The test a command reads by default: the runs references are first of all for.
+TEST_NAME = 'TrainingTest'
 #: Reference index: ReFrame's ``$partition``, these test attributes and, when any run has
 #: them, the optional ones, with the value a run logged before the attribute existed.
 # The tests references are kept for, each with its index attributes after $partition.

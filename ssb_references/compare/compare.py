@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from ssb_contract import perf
 
-from . import stats
-from .runs import parse_time
+from ssb_references.judge import stats
+from ssb_references.runs.run import parse_time
 
 #: With fewer runs on a side: no interval and no significance mark (two values give a
 #: t interval with one degree of freedom: too wide to mean anything).

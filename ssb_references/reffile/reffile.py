@@ -30,11 +30,11 @@ import reframe.utility.sanity as sn
 
 from ssb_contract import perf
 
-from . import TEST_NAME, strict_yaml
-from .runs import meta_key, normalize
+from ssb_references.reffile import strict_yaml
+from ssb_references.runs.run import TEST_NAME, meta_key, normalize
 
 META_KEY = 'ssb-references'
-# A setting of the system's file: the gap inputs' largest spread (payload/contract.py).
+# A setting of the system's file: the gap inputs' largest spread (ssb_contract/perf.py).
 NOISE_LIMIT_KEY = 'noise_limit_cv'
 # The files live in <reference prefix>/references/: ReFrame's reference prefix
 # (general/reference_prefix, $RFM_REFERENCE_PREFIX), else the tests' own directory.

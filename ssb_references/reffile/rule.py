@@ -32,7 +32,7 @@ REPORT_VARIABLES = ['steady_epoch_time', 'pixel_throughput', 'host_peak_memory',
 
 def policy(name):
     """The variable's policy (which way is better, its floors, what it follows: one home,
-    payload/contract.py), or None for a variable nobody has decided about yet."""
+    ssb_contract/perf.py), or None for a variable nobody has decided about yet."""
     return perf.BY_NAME.get(name)
 
 
