@@ -11,9 +11,11 @@ import time
 
 from payload import PayloadError, energy, hostlock, protocol, summarise
 from ssb_common import provenance
-from ssb_contract import summary as summary_keys
-from ssb_contract.options import option
+from ssb_contract.options import OPTIONS
 
+# The payload's own settings its summary echoes, beside the workload options: the batch each
+# device trained at, where the input came from, the seed.
+PAYLOAD_SETTINGS = ('batch_size', 'input', 'seed')
 # A run waiting on input for more than this share of its time is input-bound.
 INPUT_BOUND_FRACTION = 0.1
 COMPUTE_DTYPE = {'float32': 'float32', 'mixed_float16': 'float16', 'mixed_bfloat16': 'bfloat16'}
@@ -256,12 +258,14 @@ def train_epochs(settings, shard, make_input, step, place, meter, out, val_recor
 
 
 def echo(settings):
-    """The settings the summary echoes (ssb_contract/summary.py): the workload options, those of
-    the other variant None, and the payload's own."""
+    """The settings the summary echoes, so that a log says what produced it: the workload
+    options the table marks as echoed (those of the other variant None), and the payload's
+    own."""
     variant = settings.batches.variant
-    echoed = {name: settings.value(name) for name in summary_keys.PAYLOAD_SETTINGS}
-    for name in summary_keys.ECHOED_OPTIONS:
-        echoed[name] = settings.value(name) if option(name).variant in (None, variant) else None
+    echoed = {name: settings.value(name) for name in PAYLOAD_SETTINGS}
+    for o in OPTIONS:
+        if o.echoed:
+            echoed[o.name] = settings.value(o.name) if o.variant in (None, variant) else None
     return echoed
 
 

@@ -6,6 +6,5 @@ payload/protocol.py, beside the code that writes them):
   choices, bounds, variant, identity), and the choices of the payload;
 - checks.py: what each option may be, and the combinations the payload refuses;
 - flags.py: the options as the payload's command line;
-- perf.py: every performance variable the tests log, its unit, summary key and floors;
-- summary.py: every key of the payload's SSB-SUMMARY line.
+- perf.py: every performance variable the tests log, its unit, summary key and floors.
 """

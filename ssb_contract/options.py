@@ -75,7 +75,7 @@ class Option:
     to_accuracy: bool = False           # only in runs to a target accuracy (TimeToAccuracy)
     parameter: bool = False             # a test parameter (-n selects it), not a variable
     required: bool = False              # the payload cannot run without it
-    echoed: bool = True                 # the SSB-SUMMARY echoes it (ssb_contract/summary.py)
+    echoed: bool = True                 # the SSB-SUMMARY echoes it (payload/run.py)
 
 
 OPTIONS = (

@@ -15,6 +15,7 @@ from conftest import REPO
 from docs_text import DOCS, FENCE, code_of, doc_name, read, tables
 from ssb_contract import perf
 from reframe_tests import gap
+from ssb_common.reframe_private import variable_default, variable_names
 
 # ReFrame test variables (-S, -P).
 
@@ -39,7 +40,7 @@ def suite_classes():
 
 def own_variables(cls):
     """The variables ``cls`` declares beyond ReFrame's own."""
-    return set(cls.var_space) - set(rfm.RegressionTest.var_space)
+    return variable_names(cls) - variable_names(rfm.RegressionTest)
 
 
 def variable_mentions(path):
@@ -92,9 +93,9 @@ def test_the_variable_list_gives_the_defaults():
     assert {'epochs', 'pixel_budget', 'timing_lock', 'subset'} <= set(said)
     wrong = []
     for name, default in said.items():
-        if default is None or name not in TrainingTest.var_space:
+        if default is None or name not in variable_names(TrainingTest):
             continue
-        value = TrainingTest.var_space[name].default_value
+        value = variable_default(TrainingTest, name)
         shown = str(value).lower() if isinstance(value, bool) else str(value)
         if shown != default:
             wrong.append(f'{name}: docs {default}, code {shown}')
