@@ -34,23 +34,37 @@ class VariableError(ReframeError):
     """A test variable the payload would not take; fails the test at set-up."""
 
 
-class Invalid(str):
-    """A ``-S`` value that is not of its variable's type, kept until set-up refuses it by
-    name: ReFrame turns a failed conversion at load time into a traceback, and its plain
-    ``bool`` takes any text, 'false' too, as True."""
+class Refused(str):
+    """A ``-S`` (or ``-P``) value kept until set-up refuses it, saying why: ReFrame turns a
+    failed conversion at load time into a traceback, and would let the test overwrite it."""
 
-    def __new__(cls, text, kind):
+    def __new__(cls, text, reason):
         obj = super().__new__(cls, text)
-        obj.kind = kind
+        obj.reason = reason
         return obj
 
     def __getnewargs__(self):          # ReFrame copies variables' values
-        return str(self), self.kind
+        return str(self), self.reason
+
+
+class Invalid(Refused):
+    """A value that is not of its variable's type (ReFrame's plain ``bool`` takes any text,
+    'false' too, as True); ``reason``: what it should be."""
+
+    def message(self, name):
+        return f'-S {name}={str(self)!r} is not {self.reason}'
+
+
+class SetByHand(Refused):
+    """A value given to a variable the test fills in (an output); ``reason``: what sets it."""
+
+    def message(self, name):
+        return f'-S {name}={str(self)!r}: the test fills {name} in; {self.reason}'
 
 
 class _Checked(typ.ConvertibleType):
     def __instancecheck__(cls, inst):
-        return isinstance(inst, Invalid) or (
+        return isinstance(inst, Refused) or (
             isinstance(inst, cls._type) and (cls._type is bool or not isinstance(inst, bool)))
 
 
@@ -89,24 +103,7 @@ class Bool(metaclass=_Checked):
             return Invalid(text, 'true or false')
 
 
-class SetByHand(str):
-    """A ``-S`` or ``-P`` value given to a variable the test fills in (an output), kept until
-    set-up refuses it, naming the input that sets it."""
-
-    def __new__(cls, text, instead):
-        obj = super().__new__(cls, text)
-        obj.instead = instead
-        return obj
-
-    def __getnewargs__(self):          # ReFrame copies variables' values
-        return str(self), self.instead
-
-
-class _Output(typ.ConvertibleType):
-    def __instancecheck__(cls, inst):
-        return isinstance(inst, SetByHand) or (
-            isinstance(inst, cls._type) and (cls._type is bool or not isinstance(inst, bool)))
-
+class _Output(_Checked):
     def __rfm_cast_str__(cls, text):   # ReFrame's -S and -P give text: never an output's
         return SetByHand(text, cls.instead)
 
@@ -167,11 +164,8 @@ def problems(test):
     workload = {}
     for name in sorted(variable_names(type(test)) - variable_names(RegressionTest)):
         value = getattr(test, name)
-        if isinstance(value, Invalid):
-            yield f'-S {name}={str(value)!r} is not {value.kind}'
-            continue
-        if isinstance(value, SetByHand):
-            yield f'-S {name}={str(value)!r}: the test fills {name} in; {value.instead}'
+        if isinstance(value, Refused):
+            yield value.message(name)
             continue
         if name in WORKLOAD_OPTIONS:
             workload[name] = value
