@@ -1,7 +1,5 @@
-"""Where a result comes from: the suite's version and the git revision of a checkout.
-
-No TensorFlow import: the ReFrame tests use it too.
-"""
+"""Where a result comes from: the suite's version and the git revision of a checkout (the
+payload, the ReFrame tests and ssb-references say both)."""
 import functools
 import importlib.metadata
 import subprocess

@@ -7,14 +7,18 @@ import argparse
 import collections
 import sys
 
-from payload import contract
+from ssb_contract import perf
 
-from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, options, perflog,
-               propose, reffile, refwrite, report, report_plots, resultsdb, sources, stats,
-               variables)
-from .options import UsageError
-from .runs import TESTS, index_attrs, key_text, meta_key
-from .text import table
+from ssb_references import __version__
+from ssb_references.cli import compare_command, options
+from ssb_references.cli.options import UsageError
+from ssb_references.compare import compare
+from ssb_references.judge import drift, stats
+from ssb_references.reffile import diff, propose, reffile, refwrite, rule
+from ssb_references.report import charts, report
+from ssb_references.runs import perflog, resultsdb, sources
+from ssb_references.runs.run import TESTS, TEST_NAME, index_attrs, key_text, meta_key
+from ssb_references.runs.text import table
 
 
 def _proposal_options(p):
@@ -23,10 +27,10 @@ def _proposal_options(p):
                    help='use the newest N runs of each partition x variant x model (default 5)')
     g.add_argument('--min-runs', type=options.count, default=3, metavar='N',
                    help='refuse keys with fewer runs (default 3)')
-    g.add_argument('--spread-factor', type=options.non_negative, default=variables.SPREAD_FACTOR,
+    g.add_argument('--spread-factor', type=options.non_negative, default=rule.SPREAD_FACTOR,
                    metavar='K',
                    help='tolerance >= K x the largest relative distance from the median '
-                        f'(default {variables.SPREAD_FACTOR:g})')
+                        f'(default {rule.SPREAD_FACTOR:g})')
     g.add_argument('--min-tolerance', type=options.non_negative, default=0.0, metavar='FRACTION',
                    help='raise the floor of every tolerance but those of counts to FRACTION '
                    '(shared or noisy machines; default 0: the floors of docs/references.md)')
@@ -39,7 +43,7 @@ def _proposal_options(p):
 
 
 def verdict_options(p):
-    """How a new value is judged against the history of its workload (drift.py): for
+    """How a new value is judged against the history of its workload (judge/drift.py): for
     ``drift`` and ``ssb-acceptance``."""
     p.add_argument('--confidence', type=options.confidence, default=stats.DEFAULT_CONFIDENCE,
                    metavar='C',
@@ -68,12 +72,12 @@ def parser():
     subs = {}
     for name, help_text in cmds.items():
         subs[name] = sp = sub.add_parser(name, help=help_text, description=help_text)
-        sources.add_options(sp)
+        options.add_run_options(sp)
     for name in ('propose', 'diff', 'update'):
         _proposal_options(subs[name])
     for name in ('propose', 'diff', 'update', 'report'):
         subs[name].add_argument(
-            '--tta-aggregate', choices=variables.TTA_AGGREGATES, default='mlperf',
+            '--tta-aggregate', choices=rule.TTA_AGGREGATES, default='mlperf',
             help='how the runs of a time-to-accuracy variable are combined: mlperf (drop the '
                  'fastest and the slowest, mean of the rest: MLPerf Training; default) or median')
     verdict_options(subs['drift'])
@@ -86,7 +90,7 @@ def parser():
     subs['report'].add_argument('--no-plots', action='store_true',
                                 help='tables only (no matplotlib needed)')
     help_text = 'systems side by side, or one system before and after: ratios with intervals'
-    compare_cli.add_arguments(sub.add_parser('compare', help=help_text, description=help_text))
+    compare_command.add_arguments(sub.add_parser('compare', help=help_text, description=help_text))
     return p
 
 
@@ -96,7 +100,7 @@ def _rule(args):
             'tolerance': f'max(floor, {args.spread_factor:g} x max|run - median|/median) on the '
                          f'worse side; rates: from the steady epoch time; counts: both sides',
             'floors (relative, absolute)': {n: [p.rel_floor, p.abs_floor]
-                                            for n, p in contract.BY_NAME.items()}}
+                                            for n, p in perf.BY_NAME.items()}}
     if args.min_tolerance:
         rule['min_tolerance'] = args.min_tolerance
     return rule
@@ -222,7 +226,7 @@ def cmd_report(args):
 
 
 def cmd_compare(args):
-    compare_cli.run(args, sys.stdout)
+    compare_command.run(args, sys.stdout)
     return 0
 
 
@@ -230,7 +234,7 @@ COMMANDS = {'propose': cmd_propose, 'diff': cmd_diff, 'update': cmd_update,
             'drift': cmd_drift, 'report': cmd_report, 'compare': cmd_compare}
 
 ERRORS = (UsageError, ValueError, propose.Refusal, reffile.RefFileError, perflog.PerflogError,
-          resultsdb.ResultsDBError, report_plots.PlotError, compare.CompareError, OSError)
+          resultsdb.ResultsDBError, charts.PlotError, compare.CompareError, OSError)
 
 
 def main(argv=None):

@@ -4,11 +4,12 @@ peak memory and energy, then the gap's ratios per side; what was left out and wh
 import csv
 import os
 
-from payload import contract
+from ssb_contract import perf
+from ssb_contract.options import VARIANTS, VARIANT_LABELS
 
-from . import stats
-from .compare import GAP_TEST, MIN_RUNS, RULES
-from .text import markdown, num
+from ssb_references.compare.compare import GAP_TEST, MIN_RUNS, RULES
+from ssb_references.judge import stats
+from ssb_references.runs.text import markdown, num
 
 CSV_COLUMNS = ['system', 'partition', 'model', 'variant', 'variable', 'unit', 'n', 'median',
                'cv', 'ratio', 'ci_low', 'ci_high', 'significant']
@@ -40,7 +41,7 @@ def write_csv(comparison, path):
 
 def direction(row):
     """'better', 'worse' or 'differs' for a significant row, by the variable's contract."""
-    better = contract.BY_NAME[row.variable].better
+    better = perf.BY_NAME[row.variable].better
     if better == 'exact':
         return 'differs'
     return 'better' if (row.ratio > 1) == (better == 'higher') else 'worse'
@@ -73,7 +74,7 @@ def _groups(rows):
 
 
 def _title(name):
-    return contract.BY_NAME[name].title
+    return perf.BY_NAME[name].title
 
 
 def tables(comparison):
@@ -85,17 +86,17 @@ def tables(comparison):
         head = ['variable', 'variant', 'unit'] + sides
         body = []
         for name in TABLE_VARIABLES:
-            for variant in contract.VARIANTS:
+            for variant in VARIANTS:
                 per_side = by_var.get(('TrainingTest', variant, name))
                 if per_side:
                     unit = next(iter(per_side.values())).unit
-                    body.append([_title(name), contract.VARIANT_LABELS[variant], unit] +
+                    body.append([_title(name), VARIANT_LABELS[variant], unit] +
                                 [cell(per_side.get(s)) for s in sides])
         if body:
             out.append(markdown(head, body) + '\n')
         gap = [[_title(v.name), v.unit] + [cell(by_var[(GAP_TEST, '', v.name)].get(s))
                                           for s in sides]
-               for v in contract.perf_vars(GAP_TEST)
+               for v in perf.perf_vars(GAP_TEST)
                if not v.spread_of and (GAP_TEST, '', v.name) in by_var]
         if gap:
             out.append('HR&VS over LR&FS (SizeShapeGap), per side:\n')

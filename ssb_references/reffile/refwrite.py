@@ -7,18 +7,19 @@ import shutil
 
 import yaml
 
-from payload import contract
+from ssb_contract import perf
 from ssb_common import atomic
 
-from . import TEST_NAME, __version__
-from .reffile import META_KEY, NOISE_LIMIT_KEY, RefFileError, noise_limit, parse
-from .runs import TESTS, meta_key
+from ssb_references import __version__
+from ssb_references.reffile.reffile import (META_KEY, NOISE_LIMIT_KEY, RefFileError, noise_limit,
+                                            parse)
+from ssb_references.runs.run import TESTS, TEST_NAME, meta_key
 
 HISTORY_DIR = 'history'
 
 
 def _var_order(name):
-    names = list(contract.BY_NAME)
+    names = list(perf.BY_NAME)
     return (names.index(name) if name in names else len(names), name)
 
 

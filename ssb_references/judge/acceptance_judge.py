@@ -1,17 +1,19 @@
 """The verdict of one acceptance session, and its one-screen summary.
 
-By default each value of the session is judged as ``drift`` judges (drift.py): against the
+By default each value of the session is judged as ``drift`` judges (judge/drift.py): against the
 stored sessions of the same key, workload and payload series when there are at least 3 (a
 prediction interval at a stated confidence, and a practical floor), else against the
 references, saying so. With ``--baseline``: each variable's change from one stored
 session's value, through ReFrame's ``--performance-compare``, beyond the variable's floor
-tolerance (payload/contract.py) on its worse side: one session, so no confidence is stated.
+tolerance (ssb_contract/perf.py) on its worse side: one session, so no confidence is stated.
 """
 import csv
 import io
 import math
 
-from . import drift, reffile, resultsdb, stats, variables
+from ssb_references.judge import drift, stats
+from ssb_references.reffile import reffile, rule
+from ssb_references.runs import resultsdb
 
 OK, DRIFT, NOT_RUN = 0, 1, 2
 VERDICTS = {OK: 'PASSED', DRIFT: 'PERFORMANCE DRIFT', NOT_RUN: 'TESTS FAILED TO RUN'}
@@ -134,7 +136,7 @@ def against_baseline(rows):
     """(regressed, improved) items: changes beyond each variable's floor tolerance."""
     regressed, improved = [], []
     for r in rows:
-        pol = variables.policy(r['variable'])
+        pol = rule.policy(r['variable'])
         if pol is None:
             continue
         base, value = r['base'], r['value']

@@ -1,11 +1,12 @@
 """``compare.png``: per variable, grouped bars per side and variant (median), whiskers the
 interval of each side's geometric mean, a star over significant differences. Each side
 has a colour and a hatch, so that the picture reads in greyscale too."""
-from payload import contract
+from ssb_contract import perf
+from ssb_contract.options import VARIANTS, VARIANT_LABELS
 
-from . import stats
-from .compare_out import GAP
-from .report_plots import PlotError, pyplot
+from ssb_references.compare.output import GAP
+from ssb_references.judge import stats
+from ssb_references.report.charts import PlotError, pyplot
 
 PANELS = ['throughput', 'pixel_throughput', 'steady_epoch_time', 'host_peak_memory', GAP]
 # Paul Tol's bright scheme (colour-blind safe) and hatches that differ in grey.
@@ -24,7 +25,7 @@ def plot(comparison, path):
     width = 0.8 / len(c.sides)
     for ax, name in zip(axes[0], names):
         rows = [r for r in c.rows if r.variable == name]
-        order = {v: i for i, v in enumerate(contract.VARIANTS)}     # LR&FS first
+        order = {v: i for i, v in enumerate(VARIANTS)}     # LR&FS first
         groups = sorted({(r.model, r.variant, r.scale) for r in rows},
                         key=lambda g: (g[0], order.get(g[1], len(order)), g[2]))
         for i, side in enumerate(c.sides):
@@ -47,10 +48,10 @@ def plot(comparison, path):
                                 fontsize=8, fontweight='bold', xytext=(0, 2),
                                 textcoords='offset points')
         ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels([f'{m}\n{contract.VARIANT_LABELS.get(v, "gap")}'
+        ax.set_xticklabels([f'{m}\n{VARIANT_LABELS.get(v, "gap")}'
                             + ('' if s == 'single' else f' ({s})') for m, v, s in groups],
                            fontsize=8)
-        var = contract.BY_NAME[name]
+        var = perf.BY_NAME[name]
         title = 'HR&VS/LR&FS\ntime per Mpx' if name == GAP else var.title
         ax.set_title(f'{title} ({var.unit}, {var.better} is better)', fontsize=9)
         ax.tick_params(axis='y', labelsize=8)

@@ -7,10 +7,10 @@ import datetime
 import re
 from dataclasses import dataclass, field
 
-from payload import contract
+from ssb_contract.options import workload_fields
 
-from . import TEST_NAME
-
+#: The test a command reads by default: the runs references are first of all for.
+TEST_NAME = 'TrainingTest'
 #: Reference index: ReFrame's ``$partition``, these test attributes and, when any run has
 #: them, the optional ones, with the value a run logged before the attribute existed.
 # The tests references are kept for, each with its index attributes after $partition.
@@ -97,7 +97,7 @@ class Run:
     def workload(self):
         """The test variables that define the run's work (those it logged: an older payload's
         runs lack the newer ones)."""
-        names = contract.workload_fields(self.variant, to_accuracy=self.test == 'TimeToAccuracy')
+        names = workload_fields(self.variant, to_accuracy=self.test == 'TimeToAccuracy')
         return {n: self.fields[n] for n in names if self.fields.get(n) is not None}
 
     @property

@@ -3,10 +3,10 @@ HR&VS, every run over time against its reference band, and time to accuracy.
 
 Plots need matplotlib (``pip install 'size-shape-bench[report]'``).
 """
-from payload import contract
+from ssb_contract import perf
 
-from . import reffile, variables
-from .runs import curve, group, index_attrs, key_text, unit_of, without_variant
+from ssb_references.reffile import reffile, rule
+from ssb_references.runs.run import curve, group, index_attrs, key_text, unit_of, without_variant
 
 VARIANTS = [('lrfs', 'LR&FS'), ('hrvs', 'HR&VS')]
 COLOURS = {'lrfs': '#4477aa', 'hrvs': '#ee6677'}
@@ -28,7 +28,7 @@ def pyplot():
 
 
 def _label(name, unit):
-    label = contract.BY_NAME[name].title if name in contract.BY_NAME else name
+    label = perf.BY_NAME[name].title if name in perf.BY_NAME else name
     return f'{label} ({unit})' if unit else label
 
 
@@ -37,11 +37,11 @@ def plot_variants(rows, path, system):
     plt = pyplot()
     by_var = {}
     for k, name, unit, a, b in rows:
-        if name in variables.REPORT_VARIABLES:
+        if name in rule.REPORT_VARIABLES:
             by_var.setdefault(name, (unit, []))[1].append((k, a, b))
-    names = [n for n in variables.REPORT_VARIABLES if n in by_var]
+    names = [n for n in rule.REPORT_VARIABLES if n in by_var]
     if not names:
-        raise PlotError('no run has any of ' + ', '.join(variables.REPORT_VARIABLES))
+        raise PlotError('no run has any of ' + ', '.join(rule.REPORT_VARIABLES))
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4), squeeze=False)
     for ax, name in zip(axes[0], names):
         unit, entries = by_var[name]
@@ -79,7 +79,7 @@ def plot_trend(runs, refs, path, system):
     """One panel per key x variable: every run, oldest to newest, with the reference band."""
     plt = pyplot()
     groups = group(runs, index_attrs(runs))
-    names = [n for n in variables.REPORT_VARIABLES
+    names = [n for n in rule.REPORT_VARIABLES
              if any(n in r.perf for rs in groups.values() for r in rs)]
     if not groups or not names:
         raise PlotError('no runs to plot')

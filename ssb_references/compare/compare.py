@@ -17,10 +17,10 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
-from payload import contract
+from ssb_contract import perf
 
-from . import stats
-from .runs import parse_time
+from ssb_references.judge import stats
+from ssb_references.runs.run import parse_time
 
 #: With fewer runs on a side: no interval and no significance mark (two values give a
 #: t interval with one degree of freedom: too wide to mean anything).
@@ -195,7 +195,7 @@ def _choose(per_side, baseline):
 
 def _variables(runs, test):
     names = {n for r in runs for n in r.perf}
-    return [v for v in contract.perf_vars(test) if v.name in names and not v.spread_of]
+    return [v for v in perf.perf_vars(test) if v.name in names and not v.spread_of]
 
 
 def compare(sides, confidence=stats.COMPARE_CONFIDENCE, mode='systems'):

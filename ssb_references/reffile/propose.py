@@ -1,4 +1,4 @@
-"""Propose references from runs: a median and thresholds from the spread (see variables.py).
+"""Propose references from runs: a median and thresholds from the spread (see rule.py).
 
 ``propose`` refuses, with a message saying what to do, when a key has too few
 runs, when runs come from another system, or when a key's runs mix TensorFlow
@@ -7,8 +7,8 @@ versions, environments or workloads.
 import math
 from dataclasses import dataclass, field
 
-from . import variables
-from .runs import group, index_attrs, key_text, last, typed
+from ssb_references.reffile import rule
+from ssb_references.runs.run import group, index_attrs, key_text, last, typed
 
 
 class Refusal(Exception):
@@ -76,7 +76,7 @@ def round_up(x, digits=3):
     return math.ceil(round(x * scale, 6)) / scale
 
 
-def tolerance(values, centre, pol, spread_factor=variables.SPREAD_FACTOR, followed=None,
+def tolerance(values, centre, pol, spread_factor=rule.SPREAD_FACTOR, followed=None,
               min_tolerance=0.0):
     """The tolerance, a fraction of |centre| (an absolute amount when centre is 0).
 
@@ -113,10 +113,10 @@ def thresholds(centre, t, better):
     return low(t), high(t)
 
 
-def propose_variable(name, values, unit, spread_factor=variables.SPREAD_FACTOR, followed=None,
+def propose_variable(name, values, unit, spread_factor=rule.SPREAD_FACTOR, followed=None,
                      min_tolerance=0.0, tta_aggregate='mlperf'):
-    pol = variables.policy(name)
-    centre = variables.centre(name, values, tta_aggregate)
+    pol = rule.policy(name)
+    centre = rule.centre(name, values, tta_aggregate)
     # 4 significant digits, far below any tolerance; counts stay exact.
     centre = float(centre) if pol.better == 'exact' else round_sig(centre)
     t = tolerance(values, centre, pol, spread_factor, followed, min_tolerance)
@@ -156,7 +156,7 @@ def _check_key(key, runs, allow_mixed_versions):
     return problems
 
 
-def propose(runs, system, *, min_runs=3, last_n=None, spread_factor=variables.SPREAD_FACTOR,
+def propose(runs, system, *, min_runs=3, last_n=None, spread_factor=rule.SPREAD_FACTOR,
             allow_mixed_versions=False, skip_incomplete=False, min_tolerance=0.0,
             tta_aggregate='mlperf'):
     """{key: KeyProposal} for the runs of ``system``; raises Refusal.
@@ -193,13 +193,13 @@ def propose(runs, system, *, min_runs=3, last_n=None, spread_factor=variables.SP
         for r in key_runs:
             names += [n for n in r.perf if n not in names]
         # Times first: throughputs follow the steady epoch time's tolerance.
-        names.sort(key=lambda n: variables.policy(n) is not None and
-                   variables.policy(n).follows is not None)
+        names.sort(key=lambda n: rule.policy(n) is not None and
+                   rule.policy(n).follows is not None)
         for name in names:
-            if variables.policy(name) is not None and variables.policy(name).spread_of:
+            if rule.policy(name) is not None and rule.policy(name).spread_of:
                 continue                   # an interval's bound: it moves with its variable
-            if variables.policy(name) is None:
-                kp.notes.append(f'{name}: no policy (add it to payload/contract.py PERF_VARS): '
+            if rule.policy(name) is None:
+                kp.notes.append(f'{name}: no policy (add it to ssb_contract/perf.py PERF_VARS): '
                                 f'no reference')
                 continue
             measured = [r.perf[name] for r in key_runs if name in r.perf]
@@ -212,13 +212,13 @@ def propose(runs, system, *, min_runs=3, last_n=None, spread_factor=variables.SP
                 problems.append(f'{key_text(key)}: {name} is logged in several units '
                                 f'({", ".join(sorted(units))})')
                 continue
-            follows = variables.policy(name).follows
+            follows = rule.policy(name).follows
             followed = kp.variables[follows].tolerance if follows in kp.variables else None
             try:
                 kp.variables[name] = propose_variable(name, [v for v, _ in measured],
                                                       units.pop(), spread_factor, followed,
                                                       min_tolerance, tta_aggregate)
-            except variables.TooFewRuns as err:
+            except rule.TooFewRuns as err:
                 kp.notes.append(f'{err}: no reference (or pass --tta-aggregate median)')
         proposals[key] = kp
     if problems:

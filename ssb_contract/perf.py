@@ -1,30 +1,10 @@
-"""What the payload, the ReFrame tests, ssb-references and the benchmark agree on; no
-TensorFlow import (the tags and the worker files are in protocol.py, beside the code that
-writes them).
-
-- the choices of the payload: models, variants, HR&VS batching, steps, precisions;
-- ``PERF_VARS``: every performance variable the tests log, with the summary key it is read
-  from, its unit, which way is better and the floors of its reference tolerance
-  (docs/references.md, "The threshold rule"); docs/metrics.md and docs/references.md are
-  checked against this table by tests/test_contract.py;
-- ``workload_fields``: the test variables that define the work behind a result; references,
-  drift and comparisons hold for one workload;
-- ``SUMMARY_KEYS``: every key of the payload's ``SSB-SUMMARY`` line, and the options it
-  echoes (``SUMMARY_SETTINGS``).
+"""The performance variables: every one the tests log, with the summary key it is read from,
+its unit, which way is better and the floors of its reference tolerance (docs/references.md,
+"The threshold rule"); docs/metrics.md and docs/references.md are checked against this table
+by tests/test_contract.py.
 """
 from dataclasses import dataclass
 from typing import Optional
-
-MODELS = ('smallcnn', 'resnet50', 'vgg16')
-SMOKE_MODEL = 'smallcnn'
-VARIANTS = ('lrfs', 'hrvs')
-VARIANT_LABELS = {'lrfs': 'LR&FS', 'hrvs': 'HR&VS'}
-HRVS_BATCHING = ('single', 'padded', 'bucketed')
-# split: gradients traced per input shape, the optimizer update once; fused: one graph.
-STEPS = ('split', 'fused')
-# per-shape: one graph per input shape; reduced: tf.function(reduce_retracing=True).
-RETRACING = ('per-shape', 'reduced')
-PRECISIONS = ('float32', 'mixed_float16', 'mixed_bfloat16')
 
 MIB = 1 / 2**20
 # The largest coefficient of variation of a gap ratio's inputs over their steady epochs for
@@ -162,64 +142,3 @@ TTA_TRAINING_VARS = ('steady_epoch_time', 'first_epoch_time', 'throughput',
 
 def perf_vars(test):
     return [v for v in PERF_VARS if v.test == test]
-
-
-# Test variables that define the work behind a result (reframe_tests/workload.py owns them):
-# references, drift and comparisons hold for one workload.
-WORKLOAD_COMMON = ('dataset', 'subset', 'epochs', 'retracing', 'training_step', 'precision',
-                   'jit_compile', 'prepare', 'input_threads')
-WORKLOAD_OF_VARIANT = {'lrfs': ('lrfs_batch_size', 'image_size', 'crop_size'),
-                       'hrvs': ('hrvs_batch_size', 'pixel_budget', 'upscale', 'hrvs_batching')}
-WORKLOAD_TO_ACCURACY = ('target_accuracy', 'val_subset')
-
-
-def workload_fields(variant=None, to_accuracy=False):
-    """The workload of a run of ``variant``, or of the gap's pair of runs (None: both
-    variants' fields); ``to_accuracy``: a run to a target accuracy."""
-    variants = VARIANTS if variant is None else (variant,)
-    fields = WORKLOAD_COMMON + tuple(f for v in variants for f in WORKLOAD_OF_VARIANT[v])
-    return fields + (WORKLOAD_TO_ACCURACY if to_accuracy else ())
-
-
-# The options the SSB-SUMMARY line echoes, so that a log says what produced it: for every run,
-# and for one variant only (None in the other variant's runs).
-SUMMARY_SETTINGS = ('variant', 'model', 'batch_size', 'subset', 'precision', 'jit_compile',
-                    'input', 'retracing', 'step', 'seed', 'input_threads')
-SUMMARY_SETTINGS_OF_VARIANT = {'lrfs': ('image_size', 'crop_size'),
-                               'hrvs': ('pixel_budget', 'upscale', 'hrvs_batching')}
-# Every key of the SSB-SUMMARY line (docs/payload.md, "Output contract"), by what it describes.
-SUMMARY_KEYS = frozenset(SUMMARY_SETTINGS + sum(SUMMARY_SETTINGS_OF_VARIANT.values(), ()) + (
-    # steady state and its spread (summarise.steady_state)
-    'epochs', 'steps_per_epoch', 'images_per_epoch', 'first_epoch_s', 'steady_epoch_s',
-    'first_epoch_overhead_s', 'steady_epochs', 'steady_epoch_cv', 'images_per_s',
-    'images_per_s_cv', 'mpx_per_s', 'mpx_per_s_cv', 'padded_fraction', 'gflops_per_epoch',
-    'gflops_per_s', 'first_loss', 'final_loss',
-    # shapes and tracing
-    'distinct_shapes', 'traced_graphs', 'trace_seconds_per_shape',
-    'graph_build_seconds_per_shape', 'compile_seconds',
-    # input
-    'input_wait_s', 'input_wait_fraction', 'input_images_per_s', 'input_bound',
-    'input_bound_fraction', 'memory_input_s', 'mean_pixels_per_image', 'max_pixels_per_image',
-    # memory
-    'device_peak_bytes', 'host_peak_rss_bytes', 'memory_limit_bytes', 'device_memory',
-    # energy
-    'energy_per_epoch_j', 'energy_per_image_j', 'mean_power_w', 'energy_source', 'energy_note',
-    # peak and FLOPs
-    'peak_gflops', 'peak_source', 'peak_fraction', 'flops_convention', 'flops_count_s',
-    'peak_measure_s', 'setup_s',
-    # validation and time to accuracy
-    'validate', 'val_subset', 'val_images', 'val_images_left_out', 'val_loss', 'val_accuracy',
-    'val_seconds', 'val_traced_graphs', 'target_accuracy', 'target_reached', 'epochs_to_target',
-    'seconds_to_target', 'best_val_accuracy', 'best_val_epoch',
-    # staging and preparing (local_data)
-    'stage_dir', 'stage_s', 'stage_bytes', 'stage_gb_per_s', 'prepare_s', 'prepare_bytes',
-    'prepare_images_per_s',
-    # the timed window (hostlock)
-    'timing_lock', 'timing_lock_wait_s', 'timed_start_unix', 'timed_end_unix',
-    # placement and threads
-    'worker', 'workers', 'host', 'replicas', 'strategy', 'global_batch_size', 'intra_op_threads',
-    'inter_op_threads', 'cpus_available', 'devices',
-    # data and provenance
-    'classes', 'dataset', 'dataset_fingerprint', 'dataset_images', 'images_left_out',
-    'data_format', 'git_revision', 'versions',
-))

@@ -11,8 +11,7 @@ import glob
 import math
 import os
 
-from . import TEST_NAME
-from .runs import TESTS, Run, normalize
+from ssb_references.runs.run import Run, TESTS, TEST_NAME, normalize
 
 
 class PerflogError(Exception):

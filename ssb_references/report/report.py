@@ -16,11 +16,13 @@ import csv
 import os
 import statistics
 
-from payload import contract
+from ssb_contract import perf
 
-from . import TEST_NAME, report_plots, variables
-from .runs import curve, group, index_attrs, key_text, last, unit_of, without_variant
-from .text import markdown, num
+from ssb_references.reffile import rule
+from ssb_references.report import charts
+from ssb_references.runs.run import (TEST_NAME, curve, group, index_attrs, key_text, last, unit_of,
+                                     without_variant)
+from ssb_references.runs.text import markdown, num
 
 VARIANTS = [('lrfs', 'LR&FS'), ('hrvs', 'HR&VS')]
 
@@ -41,7 +43,7 @@ def summary(runs, last_n=5):
     for rs in groups.values():
         for r in rs:
             names += [n for n in r.perf if n not in names]
-    order = list(contract.BY_NAME)
+    order = list(perf.BY_NAME)
     names.sort(key=lambda n: (order.index(n) if n in order else len(order), n))
     rows = []
     for sk in subkeys:
@@ -108,8 +110,8 @@ def tta_table(runs, last_n=5, tta_aggregate='mlperf'):
         for name in ('seconds_to_target', 'epochs_to_target'):
             values = [r.perf[name][0] for r in rs if name in r.perf]
             try:
-                cells.append(num(variables.centre(name, values, tta_aggregate)) if values else '-')
-            except variables.TooFewRuns:
+                cells.append(num(rule.centre(name, values, tta_aggregate)) if values else '-')
+            except rule.TooFewRuns:
                 cells.append(f'n/a ({len(values)} run(s), MLPerf needs 3)')
         accuracies = ' '.join(f'{a:.2f}' for a in curve(rs[-1], 'val_accuracy_curve'))
         rows.append([key_text(key), str(len(rs)), rs[-1].get('target_accuracy') or '-',
@@ -131,8 +133,8 @@ def write_report(runs, refs, out_dir, system, last_n=5, plots=True, tta_aggregat
         def out(name):
             return os.path.join(out_dir, f'{system}-{name}.png')
         if training:
-            written.append(report_plots.plot_variants(rows, out('lrfs-vs-hrvs'), system))
-            written.append(report_plots.plot_trend(training, refs, out('trend'), system))
+            written.append(charts.plot_variants(rows, out('lrfs-vs-hrvs'), system))
+            written.append(charts.plot_trend(training, refs, out('trend'), system))
         if tta:
-            written.append(report_plots.plot_accuracy(tta, out('accuracy'), system))
+            written.append(charts.plot_accuracy(tta, out('accuracy'), system))
     return written, rows

@@ -28,13 +28,13 @@ import os
 
 import reframe.utility.sanity as sn
 
-from payload import contract
+from ssb_contract import perf
 
-from . import TEST_NAME, strict_yaml
-from .runs import meta_key, normalize
+from ssb_references.reffile import strict_yaml
+from ssb_references.runs.run import TEST_NAME, meta_key, normalize
 
 META_KEY = 'ssb-references'
-# A setting of the system's file: the gap inputs' largest spread (payload/contract.py).
+# A setting of the system's file: the gap inputs' largest spread (ssb_contract/perf.py).
 NOISE_LIMIT_KEY = 'noise_limit_cv'
 # The files live in <reference prefix>/references/: ReFrame's reference prefix
 # (general/reference_prefix, $RFM_REFERENCE_PREFIX), else the tests' own directory.
@@ -116,7 +116,7 @@ class RefFile:
 
 def noise_limit(refs):
     """The system's ``noise_limit_cv`` (the file's settings), else the contract's default."""
-    return (refs.meta if refs else {}).get(NOISE_LIMIT_KEY, contract.NOISE_LIMIT_CV)
+    return (refs.meta if refs else {}).get(NOISE_LIMIT_KEY, perf.NOISE_LIMIT_CV)
 
 
 def _is_number(x):
@@ -163,7 +163,7 @@ def parse(text, path, test=TEST_NAME):
     meta = data.get(META_KEY) or {}
     if not isinstance(meta, dict):
         raise bad(f'{META_KEY!r} must be a mapping')
-    limit = meta.get(NOISE_LIMIT_KEY, contract.NOISE_LIMIT_CV)
+    limit = meta.get(NOISE_LIMIT_KEY, perf.NOISE_LIMIT_CV)
     if not _is_number(limit) or limit <= 0:
         raise bad(f'{META_KEY}.{NOISE_LIMIT_KEY} must be a positive number, got {limit!r}')
     tree = data.get(test)

@@ -17,10 +17,14 @@ import subprocess
 import sys
 import tempfile
 
-from . import (__version__, acceptance_judge, drift, outdir, reffile, report, report_plots,
-               resultsdb, webhook)
-from .cli import verdict_options
-from .runs import TESTS, index_attrs
+from ssb_references import __version__
+from ssb_references.acceptance import outdir, webhook
+from ssb_references.cli.references import verdict_options
+from ssb_references.judge import acceptance_judge, drift
+from ssb_references.reffile import reffile
+from ssb_references.report import charts, report
+from ssb_references.runs import resultsdb
+from ssb_references.runs.run import TESTS, index_attrs
 
 WEBHOOK_ENV = 'SSB_ACCEPTANCE_WEBHOOK_URL'
 WEBHOOK_AUTH_ENV = 'SSB_ACCEPTANCE_WEBHOOK_AUTH'
@@ -224,7 +228,7 @@ def write_report(db, summary, out_dir, refs_dir):
         if runs:
             refs = reffile.load(reffile.path_for(refs_dir, system))
             report.write_report(runs, refs, os.path.join(out_dir, 'report'), system)
-    except (report_plots.PlotError, resultsdb.ResultsDBError, reffile.RefFileError) as err:
+    except (charts.PlotError, resultsdb.ResultsDBError, reffile.RefFileError) as err:
         summary['notes'].append(f'report not drawn: {err}')
 
 

@@ -6,9 +6,9 @@ run is judged against the earlier runs of the same key, **workload and payload s
 the verdict says how many and why):
 
 - with at least ``MIN_HISTORY`` such runs, a value is flagged only when it lies outside the
-  Student-t prediction interval of that history at the stated confidence (stats.py) **and**
+  Student-t prediction interval of that history at the stated confidence (judge/stats.py) **and**
   differs from the history's mean by more than the variable's practical floor (its
-  reference tolerance floors, payload/contract.py); which side it left by says regressed or
+  reference tolerance floors, ssb_contract/perf.py); which side it left by says regressed or
   improved (changed, for counts);
 - with fewer, it falls back to the reference file, as ReFrame judges (the band of the
   entry; the mirrored band on the better side for improvements), and says so.
@@ -19,9 +19,10 @@ import collections
 from dataclasses import dataclass
 from typing import Optional
 
-from . import reffile, stats, variables
-from .runs import key_text
-from .text import num, table
+from ssb_references.judge import stats
+from ssb_references.reffile import reffile, rule
+from ssb_references.runs.run import key_text
+from ssb_references.runs.text import num, table
 
 DRIFTED = ('regressed', 'improved', 'changed')
 MIN_HISTORY = 3
@@ -59,7 +60,7 @@ def classify(name, m, entry):
         return 'no runs'
     value, lower, upper, _ = reffile.entry_tuple(entry)
     lo, hi = reffile.band(value, lower, upper)
-    pol = variables.policy(name)
+    pol = rule.policy(name)
     better = pol.better if pol else 'exact'
     if better == 'exact' or (lower is not None and upper is not None):
         if not lo <= m <= hi:
@@ -79,7 +80,7 @@ def classify(name, m, entry):
 
 def practical_change(name, centre):
     """The smallest change worth a verdict: the variable's tolerance floors."""
-    pol = variables.policy(name)
+    pol = rule.policy(name)
     return max(pol.rel_floor * abs(centre), pol.abs_floor)
 
 
@@ -89,7 +90,7 @@ def against_history(name, value, history, confidence):
     if interval.contains(value) or abs(value - interval.centre) <= practical_change(
             name, interval.centre):
         return 'ok', interval
-    better = variables.policy(name).better
+    better = rule.policy(name).better
     if better == 'exact':
         return 'changed', interval
     worse = value > interval.centre if better == 'lower' else value < interval.centre
@@ -131,7 +132,7 @@ def judge_run(new, runs, attrs, refs=None, confidence=stats.DEFAULT_CONFIDENCE,
                and refs.matches_workload(refs.run_key(new), new) else None) or {}
     out = []
     for name, (value, unit) in sorted(new.perf.items()):
-        pol = variables.policy(name)
+        pol = rule.policy(name)
         if pol is None or pol.spread_of:
             continue                      # nobody decided about it / moves with its variable
         past = [r.perf[name][0] for r in history if name in r.perf]

@@ -18,8 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import TEST_NAME
-from .runs import Run, normalize
+from ssb_references.runs.run import Run, TEST_NAME, normalize
 
 # pip installs ReFrame's command beside the Python it installed this package for.
 REFRAME = os.path.join(os.path.dirname(sys.executable), 'reframe')

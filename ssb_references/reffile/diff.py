@@ -1,7 +1,7 @@
 """Old references next to the proposed ones."""
-from . import reffile
-from .runs import key_text
-from .text import num, table
+from ssb_references.reffile import reffile
+from ssb_references.runs.run import key_text
+from ssb_references.runs.text import num, table
 
 
 def fmt(entry):

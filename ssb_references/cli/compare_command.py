@@ -1,9 +1,13 @@
-"""The options of ``ssb-references compare`` and what it does with them (cli.py registers
-it; the comparison is compare.py's, the files compare_out.py's and compare_plot.py's)."""
+"""The options of ``ssb-references compare`` and what it does with them (references.py
+registers it; the comparison is compare/compare.py's, the files compare/output.py's and
+compare/picture.py's)."""
 import argparse
 import os
 
-from . import compare, compare_out, options, sources, stats
+from ssb_references.cli import options
+from ssb_references.compare import compare, output
+from ssb_references.judge import stats
+from ssb_references.runs import sources
 
 
 def add_arguments(p):
@@ -58,7 +62,7 @@ def run(args, out):
         raise compare.CompareError('name at least two systems (--system A --system B), or '
                                    'give --before and --after')
     dirs = args.perflog_dir or ([] if args.perflog or args.db else ['perflogs'])
-    runs = sources.read_all(dirs, args.perflog, args.db)
+    runs = sources.read_all(compare.TESTS, compare.signature, dirs, args.perflog, args.db)
     if not runs:
         raise compare.CompareError(f'no TrainingTest or SizeShapeGap runs in '
                                    f'{", ".join(dirs + args.perflog + args.db)}')
@@ -77,19 +81,19 @@ def run(args, out):
         raise compare.CompareError('nothing compared: ' + ('; '.join(result.left_out) or
                                                            'no common test'))
     os.makedirs(args.out, exist_ok=True)
-    written = [compare_out.write_csv(result, os.path.join(args.out, 'compare.csv'))]
+    written = [output.write_csv(result, os.path.join(args.out, 'compare.csv'))]
     picture = None
     if not args.no_plots:
-        from . import compare_plot
-        picture = compare_plot.plot(result, os.path.join(args.out, 'compare.png'))
+        from ssb_references.compare import picture
+        picture = picture.plot(result, os.path.join(args.out, 'compare.png'))
         written.append(picture)
-    written.append(compare_out.write_markdown(result, os.path.join(args.out, 'compare.md'),
+    written.append(output.write_markdown(result, os.path.join(args.out, 'compare.md'),
                                               picture))
     for line in result.left_out:
         print(f'left out: {line}', file=out)
     for line in result.notes:
         print(f'note: {line}', file=out)
-    for line in compare_out.largest_gap(result):
+    for line in output.largest_gap(result):
         print(line.replace('**', ''), file=out)
     for path in written:
         print(f'wrote {path}', file=out)

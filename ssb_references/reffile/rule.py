@@ -20,7 +20,7 @@ median`` for the median instead).
 """
 import statistics
 
-from payload import contract
+from ssb_contract import perf
 
 #: Multiplier of the observed spread (max |run - median| / median).
 SPREAD_FACTOR = 3.0
@@ -32,8 +32,8 @@ REPORT_VARIABLES = ['steady_epoch_time', 'pixel_throughput', 'host_peak_memory',
 
 def policy(name):
     """The variable's policy (which way is better, its floors, what it follows: one home,
-    payload/contract.py), or None for a variable nobody has decided about yet."""
-    return contract.BY_NAME.get(name)
+    ssb_contract/perf.py), or None for a variable nobody has decided about yet."""
+    return perf.BY_NAME.get(name)
 
 
 #: How ``--tta-aggregate`` can combine the runs of a time-to-accuracy variable.
