@@ -1,0 +1,95 @@
+"""Many values at once (ssb_references/family.py): Holm and Benjamini-Hochberg against hand
+computations and scipy, the pooled spread and its test, and the false alarms of a family."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from ssb_references import family
+
+
+def test_holm_by_hand():
+    # sorted 0.001 <= 0.05/4, 0.012 <= 0.05/3, 0.03 > 0.05/2: stop; the rest stay
+    p = [0.03, 0.001, 0.5, 0.012]
+    assert family.holm(p, 0.05) == [False, True, False, True]
+    assert family.holm([0.2, 0.3], 0.05) == [False, False]
+    assert family.holm([], 0.05) == []
+
+
+def test_benjamini_hochberg_by_hand_and_against_scipy():
+    # m=5, alpha=0.05: thresholds 0.01 0.02 0.03 0.04 0.05; sorted 0.008 0.015 0.035 0.039 0.6:
+    # the largest k with p_(k) <= k alpha/m is 4 (0.039 <= 0.04), though 0.035 > 0.03
+    p = [0.039, 0.6, 0.008, 0.035, 0.015]
+    found, level = family.benjamini_hochberg(p, 0.05)
+    assert found == [True, False, True, True, True] and level == pytest.approx(0.04)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        p = rng.uniform(0, 0.1, size=rng.integers(1, 30))
+        found, _ = family.benjamini_hochberg(list(p), 0.05)
+        assert found == list(sps.false_discovery_control(p) <= 0.05)
+    assert family.benjamini_hochberg([0.5, 0.9], 0.01) == ([False, False], 0.005)
+
+
+def test_pooled_spread_is_the_root_mean_square_of_the_logs_residuals():
+    a, b = [10.0, 11.0, 12.0], [100.0, 104.0, 97.0]
+    pooled = family.pooled_log_spread([a, b])
+    la, lb = np.log(a), np.log(b)
+    ss = ((la - la.mean()) ** 2).sum() + ((lb - lb.mean()) ** 2).sum()
+    assert pooled.df == 4 and pooled.series == 2
+    assert pooled.sd == pytest.approx(math.sqrt(ss / 4))
+    assert pooled.share_p == pytest.approx(sps.bartlett(la, lb).pvalue)
+
+
+def test_spreads_that_differ_are_not_pooled():
+    quiet = [100.0, 100.1, 99.9, 100.05, 99.95, 100.0]
+    noisy = [100.0, 130.0, 80.0, 115.0, 70.0, 95.0]
+    assert family.pooled_log_spread([quiet, noisy]) is None
+    assert family.pooled_log_spread([quiet]) is None                 # one series
+    assert family.pooled_log_spread([[5.0, 5.0, 5.0], noisy]) is None   # one without spread
+
+
+def test_log_prediction_matches_the_textbook_interval_on_the_logs():
+    history = [10.0, 11.0, 12.0]
+    pred = family.log_prediction(13.0, history)
+    logs = np.log(history)
+    sd = logs.std(ddof=1) * math.sqrt(1 + 1 / 3)
+    t = (math.log(13.0) - logs.mean()) / sd
+    assert pred.pvalue == pytest.approx(2 * sps.t.sf(t, 2))
+    low, high = pred.bounds(0.01)
+    assert math.log(high) - logs.mean() == pytest.approx(9.9248 * sd, rel=1e-4)
+    assert pred.centre == pytest.approx(math.exp(logs.mean()))
+    flat = family.log_prediction(5.0, [5.0, 5.0, 5.0])
+    assert flat.pvalue == 1.0 and flat.bounds(0.01) == pytest.approx((5.0, 5.0))
+    assert family.log_prediction(6.0, [5.0, 5.0, 5.0]).pvalue == 0.0
+
+
+def test_pooling_four_series_of_three_catches_what_one_series_cannot():
+    # history 88.3 of three runs at 4% spread, and a 38% slowdown (GFLOP/s x 1/1.38)
+    rng = np.random.default_rng(1)
+    histories = [list(v * np.exp(0.04 * rng.standard_normal(3))) for v in (88.3, 30, 12, 500)]
+    value = 88.3 / 1.38
+    alone = family.log_prediction(value, histories[0])
+    pooled = family.log_prediction(value, histories[0], family.pooled_log_spread(histories))
+    assert pooled.df == 8 and pooled.pvalue < 0.001 < alone.pvalue
+
+
+def sessions(n_sessions, n_values, history, rng):
+    """p-values of unchanged values: each new value and its history from one lognormal."""
+    out = []
+    for _ in range(n_sessions):
+        draws = np.exp(0.05 * rng.standard_normal((n_values, history + 1)))
+        out.append([family.log_prediction(d[-1], d[:-1]).pvalue for d in draws])
+    return out
+
+
+def test_a_family_of_fifty_unchanged_values_is_flagged_in_about_one_session_in_a_hundred():
+    rng = np.random.default_rng(2)
+    flagged_alone = flagged_bh = 0
+    n = 1000
+    for p in sessions(n, 50, 5, rng):
+        flagged_alone += min(p) < 0.01
+        flagged_bh += any(family.benjamini_hochberg(p, 0.01)[0])
+    # one by one at 99%: 1 - 0.99^50 = 39% of sessions have a false alarm
+    assert 0.33 < flagged_alone / n < 0.45
+    assert flagged_bh / n <= 0.02
