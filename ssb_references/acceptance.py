@@ -17,8 +17,8 @@ import subprocess
 import sys
 import tempfile
 
-from . import (__version__, acceptance_judge, drift, outdir, reffile, report, report_plots,
-               resultsdb, webhook)
+from . import (__version__, acceptance_judge, drift, drift_family, outdir, reffile, report,
+               report_plots, resultsdb, webhook)
 from .cli import verdict_options
 from .runs import TESTS, index_attrs
 
@@ -211,7 +211,7 @@ def session_verdicts(db, uuid, system, refs_path, args):
         for new in (r for r in runs if r.session == uuid):
             verdicts += drift.judge_run(new, runs, index_attrs(runs), refs, args.confidence,
                                         args.history)
-    return verdicts
+    return drift_family.judge(verdicts, args.confidence)
 
 
 def write_report(db, summary, out_dir, refs_dir):

@@ -11,7 +11,7 @@ import csv
 import io
 import math
 
-from . import drift, reffile, resultsdb, stats, variables
+from . import drift, drift_family, reffile, resultsdb, stats, variables
 
 OK, DRIFT, NOT_RUN = 0, 1, 2
 VERDICTS = {OK: 'PASSED', DRIFT: 'PERFORMANCE DRIFT', NOT_RUN: 'TESTS FAILED TO RUN'}
@@ -71,6 +71,7 @@ def from_verdicts(verdicts):
               'system': v.run.system, 'partition': v.run.partition.split(':', 1)[-1]}
         item = _item(tc, v.variable, v.value, centre, v.unit, limit,
                      judged=v.against() + (f'; {v.note}' if v.note else ''))
+        item['detects'] = drift.detectable_text(v)
         (improved if v.status == 'improved' else regressed).append(item)
     return regressed, improved
 
@@ -79,9 +80,10 @@ def basis_note(verdicts, confidence):
     """How the values were judged: against history (how sure), references, or not at all."""
     counts = {b: sum(v.basis == b for v in verdicts) for b in ('history', 'references', 'none')}
     return (f'{counts["history"]} value(s) judged against the history of their workload '
-            f'({stats.percent(confidence)} prediction interval, at least '
-            f'{drift.MIN_HISTORY} earlier sessions), {counts["references"]} against the '
-            f'references (too little history), {counts["none"]} not judged (neither)')
+            f'(at least {drift.MIN_HISTORY} earlier sessions; together, so that an unchanged '
+            f'session raises no alarm with {stats.percent(confidence)} confidence), '
+            f'{counts["references"]} against the references (too little history), '
+            f'{counts["none"]} not judged (neither)')
 
 
 # ReFrame's --performance-compare as the acceptance asks for it: the median of each side, the
@@ -169,6 +171,8 @@ def judge(session, compare_csv, baseline, previous, refs_path, verdicts=(), conf
     notes = []
     if not baseline:
         notes.append(basis_note(verdicts, confidence))
+        notes += [n for n in (drift_family.basis_text(verdicts, confidence),
+                              drift_family.too_short(verdicts)) if n]
         if not any(v.basis != 'none' for v in verdicts):
             notes.append(f'no history and no references apply ({refs_path}): nothing could '
                          f'regress; run {drift.MIN_HISTORY} sessions, or make references with '
@@ -225,6 +229,8 @@ def _line(item):
     if change is not None:
         text += f' ({change:+.1f}%'
         text += f', limit {item["limit_pct"]:+.1f}%)' if item.get('limit_pct') is not None else ')'
+    if item.get('detects'):
+        text += f'; smallest change it could catch {item["detects"]}'
     if item.get('judged_against'):
         text += f'; judged against {item["judged_against"]}'
     return text

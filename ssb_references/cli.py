@@ -9,7 +9,8 @@ import sys
 
 from payload import contract
 
-from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, options, perflog,
+from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, drift_family, options,
+               perflog,
                propose, reffile, refwrite, report, report_plots, resultsdb, sources, stats,
                variables)
 from .options import UsageError
@@ -43,9 +44,10 @@ def verdict_options(p):
     ``drift`` and ``ssb-acceptance``."""
     p.add_argument('--confidence', type=options.confidence, default=stats.DEFAULT_CONFIDENCE,
                    metavar='C',
-                   help='of the prediction interval a value must leave to be flagged '
-                        f'(default {stats.DEFAULT_CONFIDENCE:g}: about 1 false alarm in '
-                        f'{round(1 / (1 - stats.DEFAULT_CONFIDENCE))} unchanged values)')
+                   help='that an unchanged session raises no alarm: its values are judged '
+                        'together, Benjamini-Hochberg at 1 - C '
+                        f'(default {stats.DEFAULT_CONFIDENCE:g}: about 1 session in '
+                        f'{round(1 / (1 - stats.DEFAULT_CONFIDENCE))} with a false alarm)')
     p.add_argument('--history', type=options.history, default=drift.DEFAULT_HISTORY, metavar='N',
                    help='judge against at most the N newest earlier runs of the same workload '
                         f'and payload series (default {drift.DEFAULT_HISTORY}; with fewer than '
@@ -188,6 +190,7 @@ def cmd_drift(args):
                                     args.confidence, args.history)
     if not verdicts:
         raise UsageError(f'no runs of {system!r} and no references ({path}): nothing to judge')
+    drift_family.judge(verdicts, args.confidence)
     drifted = [v for v in verdicts if v.status in drift.DRIFTED]
     if drifted or args.all:
         print(drift.render(verdicts, args.all))
@@ -199,6 +202,10 @@ def cmd_drift(args):
     print(f'{path}: {len(drifted)} of {sum(judged.values())} value(s) drifted; '
           f'{judged["history"]} judged against their history at {stats.percent(args.confidence)} '
           f'confidence, {judged["references"]} against the references (too little history)')
+    for note in (drift_family.basis_text(verdicts, args.confidence),
+                 drift_family.too_short(verdicts)):
+        if note:
+            print(f'note: {note}')
     return 1 if drifted else 0
 
 

@@ -6,7 +6,7 @@ import os
 
 from payload import contract
 
-from . import stats
+from . import compare_family, stats
 from .compare import GAP_TEST, MIN_RUNS, RULES
 from .text import markdown, num
 
@@ -144,6 +144,8 @@ def write_markdown(comparison, path, picture=None):
               f'{stats.percent(c.confidence)} Welch interval. **Bold** \\*: the interval '
               f'excludes 1 (better or worse by the variable\'s direction); "same": it does '
               f'not. Rules: {RULES}.', '']
+    if compare_family.level_text(c):
+        lines += [compare_family.level_text(c), '']
     if picture:
         lines += [f'![{what}]({os.path.basename(picture)})', '']
     lines += tables(c)

@@ -6,20 +6,23 @@ run is judged against the earlier runs of the same key, **workload and payload s
 the verdict says how many and why):
 
 - with at least ``MIN_HISTORY`` such runs, a value is flagged only when it lies outside the
-  Student-t prediction interval of that history at the stated confidence (stats.py) **and**
+  Student-t prediction interval of that history, on the log scale (family.py) **and**
   differs from the history's mean by more than the variable's practical floor (its
   reference tolerance floors, payload/contract.py); which side it left by says regressed or
-  improved (changed, for counts);
+  improved (changed, for counts). Alone, the interval is at the stated confidence; the
+  values of one session or drift are judged together (drift_family.py): Benjamini-Hochberg
+  over them, each variable's spread pooled over the system's test cases where they share it;
 - with fewer, it falls back to the reference file, as ReFrame judges (the band of the
   entry; the mirrored band on the better side for improvements), and says so.
 
 ``ssb-references drift`` and ``ssb-acceptance`` both judge with ``judge_runs``.
 """
 import collections
+import math
 from dataclasses import dataclass
 from typing import Optional
 
-from . import reffile, stats, variables
+from . import family, reffile, stats, variables
 from .runs import key_text
 from .text import num, table
 
@@ -41,6 +44,9 @@ class Verdict:
     reference: Optional[list] = None
     note: str = ''
     run: object = None
+    past: Optional[list] = None        # the history's values, oldest first
+    prediction: Optional[family.Prediction] = None
+    detectable: Optional[float] = None  # the smallest flagged change, in the value's unit
 
     def against(self):
         """What the value was judged against, with how sure the verdict is."""
@@ -77,23 +83,58 @@ def classify(name, m, entry):
     return 'improved' if m > mirrored else 'ok'
 
 
+def band_reach(name, entry):
+    """How far a value may move on its worse side before the reference flags it."""
+    value, lower, upper, _ = reffile.entry_tuple(entry)
+    lo, hi = reffile.band(value, lower, upper)
+    better = variables.policy(name).better
+    return {'lower': hi - value, 'higher': value - lo}.get(better, max(hi - value, value - lo))
+
+
 def practical_change(name, centre):
     """The smallest change worth a verdict: the variable's tolerance floors."""
     pol = variables.policy(name)
     return max(pol.rel_floor * abs(centre), pol.abs_floor)
 
 
-def against_history(name, value, history, confidence):
-    """(status, interval) of ``value`` against at least MIN_HISTORY earlier values."""
-    interval = stats.prediction_interval(history, confidence)
-    if interval.contains(value) or abs(value - interval.centre) <= practical_change(
-            name, interval.centre):
-        return 'ok', interval
+def decide(name, value, prediction, level):
+    """(status, interval, smallest flagged change) of ``value`` when a value is flagged at
+    the per-value ``level`` (1 - confidence alone; Benjamini-Hochberg's in a family)."""
+    low, high = prediction.bounds(level)
+    centre = prediction.centre
+    interval = stats.Interval(centre, low, high, prediction.n, 1 - level)
+    floor = practical_change(name, centre)
     better = variables.policy(name).better
+    reach = {'lower': high - centre, 'higher': centre - low}.get(
+        better, max(high - centre, centre - low))
+    detectable = max(reach, floor)
+    if interval.contains(value) or abs(value - centre) <= floor:
+        return 'ok', interval, detectable
     if better == 'exact':
-        return 'changed', interval
-    worse = value > interval.centre if better == 'lower' else value < interval.centre
-    return ('regressed' if worse else 'improved'), interval
+        return 'changed', interval, detectable
+    worse = value > centre if better == 'lower' else value < centre
+    return ('regressed' if worse else 'improved'), interval, detectable
+
+
+def against_history(name, value, history, confidence):
+    """(status, interval) of ``value`` alone against at least MIN_HISTORY earlier values."""
+    status, interval, _ = decide(name, value, family.predict(value, history), 1 - confidence)
+    return status, interval
+
+
+def detectable_text(verdict):
+    """'+23%': the smallest change on the worse side the verdict would have flagged."""
+    if verdict.detectable is None:
+        return '-'
+    if not math.isfinite(verdict.detectable):
+        return 'nothing'                  # the reference bounds only the other side
+    better = variables.policy(verdict.variable).better
+    sign = {'lower': '+', 'higher': '-'}.get(better, '±')
+    centre = verdict.interval.centre if verdict.interval else reffile.entry_tuple(
+        verdict.reference)[0]
+    if not centre:
+        return f'{sign}{num(verdict.detectable)} {verdict.unit}'.strip()
+    return f'{sign}{verdict.detectable / abs(centre) * 100:.3g}%'
 
 
 def left_out_because(new, other):
@@ -137,16 +178,19 @@ def judge_run(new, runs, attrs, refs=None, confidence=stats.DEFAULT_CONFIDENCE,
         past = [r.perf[name][0] for r in history if name in r.perf]
         notes = [f'left out {left_out}'] if left_out else []
         if len(past) >= MIN_HISTORY:
-            status, interval = against_history(name, value, past, confidence)
+            prediction = family.predict(value, past)
+            status, interval, detectable = decide(name, value, prediction, 1 - confidence)
             out.append(Verdict(key, new.test, name, value, unit, status, 'history', interval,
-                               note='; '.join(notes), run=new))
+                               note='; '.join(notes), run=new, past=past,
+                               prediction=prediction, detectable=detectable))
             continue
         notes.insert(0, f'{len(past)} earlier run(s) of this workload and payload series, '
                         f'{MIN_HISTORY} needed for history')
         if name in entries:
             out.append(Verdict(key, new.test, name, value, unit,
                                classify(name, value, entries[name]), 'references',
-                               reference=entries[name], note='; '.join(notes), run=new))
+                               reference=entries[name], note='; '.join(notes), run=new,
+                               detectable=band_reach(name, entries[name])))
         else:
             out.append(Verdict(key, new.test, name, value, unit, 'no reference', 'none',
                                note='; '.join(notes), run=new))
@@ -174,6 +218,6 @@ def drift(refs, runs, attrs, confidence=stats.DEFAULT_CONFIDENCE, last=DEFAULT_H
 
 def render(verdicts, show_all=False):
     shown = [v for v in verdicts if show_all or v.status in DRIFTED]
-    return table(['key', 'variable', 'value', 'judged against', 'status', 'note'],
+    return table(['key', 'variable', 'value', 'judged against', 'detects', 'status', 'note'],
                  [[key_text(v.key), v.variable, f'{num(v.value)} {v.unit}'.strip(), v.against(),
-                   v.status, v.note] for v in shown])
+                   detectable_text(v), v.status, v.note] for v in shown])

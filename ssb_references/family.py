@@ -87,18 +87,38 @@ def pooled_log_spread(histories, share_alpha=SHARE_ALPHA):
 
 @dataclass(frozen=True)
 class Prediction:
-    centre: float           # geometric mean of the history
-    log_sd: float           # of a new value's log around it: spread x sqrt(1 + 1/n)
+    centre: float           # the history's geometric mean (its mean, on the linear scale)
+    sd: float               # of a new value around it: spread x sqrt(1 + 1/n), of the logs
     df: int
     pvalue: float           # two-sided, of the new value
     spread: Spread
+    n: int
+    log: bool = True        # False: values that are not all positive, on the linear scale
 
     def bounds(self, level):
         """(low, high) where a new value falls with probability 1 - level."""
-        if self.log_sd == 0:
-            return self.centre, self.centre
-        half = stats.t.ppf(1 - level / 2, self.df) * self.log_sd
-        return self.centre * math.exp(-half), self.centre * math.exp(half)
+        half = stats.t.ppf(1 - level / 2, self.df) * self.sd if self.sd else 0.0
+        if self.log:
+            return self.centre * math.exp(-half), self.centre * math.exp(half)
+        return self.centre - half, self.centre + half
+
+
+def _pvalue(distance, sd, df):
+    if sd == 0:
+        return 1.0 if distance == 0 else 0.0
+    return float(2 * stats.t.sf(abs(distance) / sd, df))
+
+
+def predict(value, history, spread=None):
+    """``log_prediction`` for positive values and history; else Student's t on the values
+    themselves with the history's own spread (a fraction of 0 has no logarithm)."""
+    if value > 0 and min(history) > 0:
+        return log_prediction(value, history, spread)
+    x = np.asarray(history, dtype=float)
+    sd = float(np.std(x, ddof=1)) * math.sqrt(1 + 1 / len(x))
+    own = Spread(float(np.std(x, ddof=1)), len(x) - 1, 1)
+    return Prediction(float(x.mean()), sd, own.df, _pvalue(value - x.mean(), sd, own.df), own,
+                      len(x), log=False)
 
 
 def log_prediction(value, history, spread=None):
@@ -107,10 +127,6 @@ def log_prediction(value, history, spread=None):
     logs = np.log(np.asarray(history, dtype=float))
     spread = spread or own_log_spread(history)
     centre = float(logs.mean())
-    log_sd = spread.sd * math.sqrt(1 + 1 / len(logs))
-    distance = math.log(value) - centre
-    if log_sd == 0:
-        p = 1.0 if distance == 0 else 0.0
-    else:
-        p = float(2 * stats.t.sf(abs(distance) / log_sd, spread.df))
-    return Prediction(math.exp(centre), log_sd, spread.df, p, spread)
+    sd = spread.sd * math.sqrt(1 + 1 / len(logs))
+    return Prediction(math.exp(centre), sd, spread.df,
+                      _pvalue(math.log(value) - centre, sd, spread.df), spread, len(logs))

@@ -3,7 +3,9 @@ report (tables and plots)."""
 import math
 import os
 
+import numpy as np
 import pytest
+from scipy import stats as sps
 
 from conftest import REPO
 from reference_runs import (STEADY, record, report_markdown,
@@ -32,10 +34,17 @@ def test_drift_judges_the_newest_run_against_its_history(tmp_path, capsys, perfl
     rows = {(text.split()[0].split('/')[1], text.split()[1]): text
             for text in out.splitlines() if text.startswith('generic:')}
     assert ' regressed' in rows[('lrfs', 'steady_epoch_time')]
-    # Each verdict line: the value, the history's mean and interval, n and the confidence.
-    # 0.5 +- t(0.995, 2) 9.925 x s 0.01 x sqrt(1 + 1/3): 0.5 +- 0.1146
+    # Each verdict line: the value, the history's geometric mean and interval, n, the level,
+    # the smallest change it catches. HR&VS's history (twice LR&FS's) has the same spread of
+    # the logs: pooled, 2 + 2 degrees of freedom. 18 values judged together; 9 flagged, so
+    # Benjamini-Hochberg's per-value level is 9 x 0.01 / 18 = 0.005 (a 99.5% interval).
+    logs = np.log(STEADY)
+    half = sps.t.ppf(1 - 0.005 / 2, 4) * logs.std(ddof=1) * math.sqrt(1 + 1 / 3)
+    low, high = (math.exp(logs.mean() + s * half) for s in (-1, 1))
     line = rows[('lrfs', 'steady_epoch_time')]
-    assert ' 0.65 s ' in line and 'history 0.5 [0.3854, 0.6146] (99%, n=3)' in line
+    assert ' 0.65 s ' in line and f'[{low:.4g}, {high:.4g}] (99.5%, n=3)' in line
+    assert f'+{(high / math.exp(logs.mean()) - 1) * 100:.3g}%' in line
+    assert 'spread pooled over 2 series (Bartlett p=1), 4 df' in line
     assert ' regressed' in rows[('lrfs', 'throughput')]
     assert ' improved' in rows[('hrvs', 'steady_epoch_time')]
     assert ' changed' in rows[('hrvs', 'distinct_shapes')]

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ssb_references import family
+from payload import contract
+from ssb_references import compare, compare_family, family
 
 
 def test_holm_by_hand():
@@ -93,3 +94,39 @@ def test_a_family_of_fifty_unchanged_values_is_flagged_in_about_one_session_in_a
     # one by one at 99%: 1 - 0.99^50 = 39% of sessions have a false alarm
     assert 0.33 < flagged_alone / n < 0.45
     assert flagged_bh / n <= 0.02
+
+
+def partitions(rng, n_parts, n_vars, runs=3, step=1.0):
+    """Runs of identical partitions of one system: ``n_vars`` variables at 5% noise; the
+    last partition's first variable scaled by ``step``."""
+    from ssb_references.runs import Run
+    names = [v.name for v in contract.perf_vars('TrainingTest') if not v.spread_of][:n_vars]
+    out = {}
+    for p in range(n_parts):
+        out[f'sys:p{p}'] = [
+            Run('sys', f'sys:p{p}', 'TrainingTest',
+                {'variant': 'lrfs', 'model': 'smallcnn', 'epochs': '3',
+                 'payload_version': '1.2.0', 'name': f'p{p}r{i}'},
+                {n: (float(np.exp(0.05 * rng.standard_normal())) * 10 *
+                     (step if p == n_parts - 1 and j == 0 else 1), 'u')
+                 for j, n in enumerate(names)}, 1000.0 + i, 'hand') for i in range(runs)]
+    return out
+
+
+def test_identical_partitions_are_never_marked_different_and_a_real_step_is():
+    rng = np.random.default_rng(3)
+    marked_alone = marked = 0
+    trials = 100
+    for _ in range(trials):
+        result = compare.compare(partitions(rng, 4, 12), 0.95)
+        rows = [r for r in result.rows if r.interval is not None]
+        assert len(rows) == 36
+        marked += any(r.significant == 'yes' for r in rows)
+        marked_alone += any(compare_family.welch_p(r.values, result.rows[0].values) < 0.05
+                            for r in rows if r.variable == result.rows[0].variable)
+        for r in rows:      # a marked ratio's interval excludes 1, an unmarked one's holds it
+            assert (r.significant == 'yes') == (not r.interval.low <= 1 <= r.interval.high)
+    assert marked / trials <= 0.06 and marked_alone / trials > 0.1
+    result = compare.compare(partitions(rng, 4, 12, runs=5, step=1.5), 0.95)
+    assert [(r.side, r.variable) for r in result.rows if r.significant == 'yes'] == [
+        ('sys:p3', result.rows[0].variable)]
