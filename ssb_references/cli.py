@@ -9,8 +9,8 @@ import sys
 
 from payload import contract
 
-from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, drift_family, options,
-               perflog,
+from . import (TEST_NAME, __version__, changepoints, changes, compare, compare_cli, diff, drift,
+               drift_family, options, perflog,
                propose, reffile, refwrite, report, report_plots, resultsdb, sources, stats,
                variables)
 from .options import UsageError
@@ -54,6 +54,20 @@ def verdict_options(p):
                         f'{drift.MIN_HISTORY}, the references)')
 
 
+def changes_options(p):
+    """The change-point method's settings (changepoints.py, docs/references.md)."""
+    p.add_argument('--out', default='ssb-changes', metavar='DIR',
+                   help='writes DIR/changes.csv and DIR/changes.md (default ssb-changes)')
+    p.add_argument('--pvalue', type=options.confidence, default=changepoints.MAX_PVALUE,
+                   metavar='P', help='a change must be this unlikely by chance '
+                                     f'(default {changepoints.MAX_PVALUE:g})')
+    p.add_argument('--min-change', type=options.non_negative,
+                   default=changepoints.MIN_MAGNITUDE, metavar='FRACTION',
+                   help=f'and at least this large (default {changepoints.MIN_MAGNITUDE:g}: 5%%)')
+    p.add_argument('--window', type=options.count, default=changepoints.WINDOW, metavar='N',
+                   help=f'runs per sliding window (default {changepoints.WINDOW})')
+
+
 def parser():
     p = argparse.ArgumentParser(
         prog='ssb-references',
@@ -66,6 +80,7 @@ def parser():
         'update': 'write the proposed references (previous file kept in history/)',
         'drift': 'judge the newest run of each key against its history (or its references)',
         'report': 'write LR&FS vs HR&VS tables and PNG plots with trends',
+        'changes': 'find the change points of every series over its whole history',
     }
     subs = {}
     for name, help_text in cmds.items():
@@ -87,6 +102,7 @@ def parser():
                                 help='side by side: median of the newest N runs (default 5)')
     subs['report'].add_argument('--no-plots', action='store_true',
                                 help='tables only (no matplotlib needed)')
+    changes_options(subs['changes'])
     help_text = 'systems side by side, or one system before and after: ratios with intervals'
     compare_cli.add_arguments(sub.add_parser('compare', help=help_text, description=help_text))
     return p
@@ -228,13 +244,32 @@ def cmd_report(args):
     return 0
 
 
+def cmd_changes(args):
+    read = []
+    system, runs = sources.load_runs(args, read)
+    runs = [r for r in runs if r.system == system]
+    found, judged, lines = changes.find(runs, args.window, args.pvalue, args.min_change)
+    lines = changes.out_of_order(read) + lines
+    for change in found:
+        print(changes.line(change))
+    for text in lines:
+        print(f'note: {text}')
+    written = changes.write(args.out, found, judged, lines,
+                            changes.params_text(args.window, args.pvalue, args.min_change))
+    print(f'{len(found)} change point(s) in {judged} series of {system}')
+    for path in written:
+        print(f'wrote {path}')
+    return 0
+
+
 def cmd_compare(args):
     compare_cli.run(args, sys.stdout)
     return 0
 
 
 COMMANDS = {'propose': cmd_propose, 'diff': cmd_diff, 'update': cmd_update,
-            'drift': cmd_drift, 'report': cmd_report, 'compare': cmd_compare}
+            'drift': cmd_drift, 'report': cmd_report, 'compare': cmd_compare,
+            'changes': cmd_changes}
 
 ERRORS = (UsageError, ValueError, propose.Refusal, reffile.RefFileError, perflog.PerflogError,
           resultsdb.ResultsDBError, report_plots.PlotError, compare.CompareError, OSError)

@@ -32,8 +32,9 @@ def add_options(p):
                         f'of the checkout this runs in)')
 
 
-def load_runs(args):
-    """(system, the runs selected; other systems' runs stay in for propose's check)."""
+def load_runs(args, read=None):
+    """(system, the runs selected; other systems' runs stay in for propose's check).
+    ``read``, a list: gets every run in the order its sources hold them."""
     if args.session and not args.db:
         raise UsageError('--session needs --db')
     if args.since is not None and args.until is not None and args.since > args.until:
@@ -52,6 +53,8 @@ def load_runs(args):
             where = f'{args.perflog_dir}/{args.system or "*"}/*/{TEST_NAME}.log'
             raise UsageError(f'no perflogs {where}: run the suite first, or pass --perflog or --db')
         source = args.perflog_dir
+    if read is not None:
+        read += runs
     systems = sorted({r.system for r in runs})
     system = args.system
     if system is None:
