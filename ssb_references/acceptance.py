@@ -17,8 +17,8 @@ import subprocess
 import sys
 import tempfile
 
-from . import (__version__, acceptance_judge, drift, drift_family, outdir, reffile, report,
-               report_plots, resultsdb, webhook)
+from . import (__version__, acceptance_judge, changes, drift, drift_family, options, outdir,
+               reffile, report, report_plots, resultsdb, webhook)
 from .cli import verdict_options
 from .runs import TESTS, index_attrs
 
@@ -58,6 +58,10 @@ def parser():
                    help=f'POST the summary as JSON here (default ${WEBHOOK_ENV}; none: off); '
                         f'${WEBHOOK_AUTH_ENV} is sent as the Authorization header')
     verdict_options(p)
+    p.add_argument('--change-nights', type=options.count, default=changes.RECENT_NIGHTS,
+                   metavar='N',
+                   help='list the change points of the stored history found in the last N '
+                        f'days (default {changes.RECENT_NIGHTS}; ssb-references changes)')
     p.add_argument('--dry-run', action='store_true',
                    help='ReFrame --dry-run: make the job scripts, submit nothing, write no report')
     return p
@@ -188,7 +192,7 @@ def run(args, extra):
                                          None if args.baseline else refs_path, verdicts,
                                          args.confidence)
         summary['report_dir'] = os.path.join(out, 'reports', stamp)
-        write_report(db, summary, partial, refs_dir)
+        write_report(db, summary, partial, refs_dir, args.change_nights)
         with open(os.path.join(partial, 'summary.json'), 'w') as f:
             json.dump(summary, f, indent=1, sort_keys=True)
         with open(os.path.join(partial, 'summary.txt'), 'w') as f:
@@ -214,8 +218,9 @@ def session_verdicts(db, uuid, system, refs_path, args):
     return drift_family.judge(verdicts, args.confidence)
 
 
-def write_report(db, summary, out_dir, refs_dir):
-    """ssb-references report of the system's stored runs, in the report directory."""
+def write_report(db, summary, out_dir, refs_dir, nights=changes.RECENT_NIGHTS):
+    """ssb-references report and changes of the system's stored runs, in the report
+    directory; the change points of the last ``nights`` days in the summary."""
     system = summary['system']
     if not system:
         return
@@ -224,6 +229,9 @@ def write_report(db, summary, out_dir, refs_dir):
         if runs:
             refs = reffile.load(reffile.path_for(refs_dir, system))
             report.write_report(runs, refs, os.path.join(out_dir, 'report'), system)
+            summary['change_nights'] = nights
+            summary['recent_changes'] = changes.recent_lines(
+                runs, os.path.join(out_dir, 'changes'), nights)
     except (report_plots.PlotError, resultsdb.ResultsDBError, reffile.RefFileError) as err:
         summary['notes'].append(f'report not drawn: {err}')
 

@@ -258,6 +258,14 @@ def render(summary):
     if summary.get('previous_session'):
         out.append(f'largest changes since the previous session {summary["previous_session"]}:')
         out += [_line(item) for item in summary['largest_changes']]
+    if summary.get('recent_changes') is not None:
+        found = summary['recent_changes']
+        out.append(f'change points in the last {summary["change_nights"]} night(s) of the '
+                   f'stored history ({len(found)}; all: changes/changes.md)' +
+                   (':' if found else ''))
+        out += [f'  {text}' for text in found[:SHOWN]]
+        if len(found) > SHOWN:
+            out.append(f'  ... and {len(found) - SHOWN} more (summary.json)')
     out += [f'note: {n}' for n in summary['notes']]
     if summary.get('report_dir'):
         out.append(f'report: {summary["report_dir"]}')

@@ -177,3 +177,17 @@ def params_text(window, max_pvalue, min_magnitude):
     return (f'E-divisive means with a t-test (window {window}, p <= {max_pvalue:g}, size >= '
             f'{min_magnitude:.0%} and the variable\'s absolute floor, '
             f'{changepoints.MIN_SEGMENT} runs on each side); docs/references.md.')
+
+
+RECENT_NIGHTS = 7
+
+
+def recent_lines(runs, out_dir, nights=RECENT_NIGHTS):
+    """Write the change points of ``runs`` into ``out_dir``; the lines of those found in the
+    last ``nights`` days before the newest run (ssb-acceptance's summary)."""
+    found, judged, lines = find(runs)
+    write(out_dir, found, judged, lines, params_text(changepoints.WINDOW,
+                                                     changepoints.MAX_PVALUE,
+                                                     changepoints.MIN_MAGNITUDE))
+    newest = max(r.time for r in runs)
+    return [line(c) for c in recent(found, nights, newest)]

@@ -93,3 +93,21 @@ def test_options_are_checked(tmp_path, capsys):
     status, _, err = run_cli(capsys, 'changes', '--perflog-dir', tmp_path / 'perflogs',
                              '--window', '4', '--out', tmp_path / 'o')
     assert status == 2 and 'error: the window (4) must hold two segments of 3' in err
+
+
+def test_the_acceptance_summary_lists_the_change_points_of_the_last_nights(tmp_path):
+    from reference_runs import runs_of
+    from ssb_references import acceptance_judge, changes as changes_mod
+    runs = runs_of(nightly([(36, 0.8)], 40), tmp_path)        # 20% faster 4 nights ago
+    last_week = changes_mod.recent_lines(runs, tmp_path / 'c', 7)
+    assert len(last_week) == 3 and all('2027-02-20T08:00:00Z' in x for x in last_week)
+    assert any('steady_epoch_time: 0.49' in x and '(-19.' in x and 'improved' in x
+               for x in last_week)
+    assert changes_mod.recent_lines(runs, tmp_path / 'c', 2) == []     # 3 nights before
+    assert (tmp_path / 'c' / 'changes.csv').exists()
+    summary = {'system': 'generic', 'verdict': 'PASSED', 'exit_status': 0, 'counts': {},
+               'regressed': [], 'improved': [], 'failed': [], 'notes': [],
+               'change_nights': 7, 'recent_changes': last_week}
+    text = acceptance_judge.render(summary)
+    assert 'change points in the last 7 night(s) of the stored history (3; all: ' in text
+    assert f'  {last_week[0]}' in text.splitlines()
