@@ -134,7 +134,8 @@ def detectable_text(verdict):
         verdict.reference)[0]
     if not centre:
         return f'{sign}{num(verdict.detectable)} {verdict.unit}'.strip()
-    return f'{sign}{verdict.detectable / abs(centre) * 100:.3g}%'
+    share = verdict.detectable / abs(centre)
+    return f'x{1 + share:.3g}' if share >= 10 else f'{sign}{share * 100:.3g}%'
 
 
 def left_out_because(new, other):
