@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from ssb_references import changepoints as cp
 
@@ -122,3 +123,12 @@ def test_bad_parameters_are_refused():
         cp.detect(noisy([(1, 50)]), window=4)
     with pytest.raises(ValueError, match='p-value'):
         cp.detect(noisy([(1, 50)]), max_pvalue=0)
+
+
+def test_the_t_test_is_scipys():
+    rng = np.random.default_rng(6)
+    for n in (3, 5, 40):
+        a, b = rng.normal(10, 1, n), rng.normal(10.5, 2, n + 2)
+        assert cp.ttest(a, b)[2] == pytest.approx(sps.ttest_ind(a, b).pvalue, rel=1e-9)
+    assert cp.ttest(np.array([2.0, 2, 2]), np.array([2.0, 2, 2]))[2] == 1.0
+    assert cp.ttest(np.array([2.0, 2, 2]), np.array([3.0, 3, 3]))[2] == 0.0

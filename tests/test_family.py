@@ -122,11 +122,12 @@ def test_identical_partitions_are_never_marked_different_and_a_real_step_is():
         rows = [r for r in result.rows if r.interval is not None]
         assert len(rows) == 36
         marked += any(r.significant == 'yes' for r in rows)
-        marked_alone += any(compare_family.welch_p(r.values, result.rows[0].values) < 0.05
-                            for r in rows if r.variable == result.rows[0].variable)
+        base = {r.variable: r.values for r in result.rows if r.side == result.sides[0]}
+        marked_alone += any(compare_family.welch_p(r.values, base[r.variable]) < 0.05
+                            for r in rows)
         for r in rows:      # a marked ratio's interval excludes 1, an unmarked one's holds it
             assert (r.significant == 'yes') == (not r.interval.low <= 1 <= r.interval.high)
-    assert marked / trials <= 0.06 and marked_alone / trials > 0.1
+    assert marked / trials <= 0.06 and marked_alone / trials > 0.5      # measured: 74%
     result = compare.compare(partitions(rng, 4, 12, runs=5, step=1.5), 0.95)
     assert [(r.side, r.variable) for r in result.rows if r.significant == 'yes'] == [
         ('sys:p3', result.rows[0].variable)]
