@@ -11,7 +11,7 @@ import glob
 import math
 import os
 
-from . import TEST_NAME
+from . import TEST_NAME, compact
 from .runs import TESTS, Run, normalize
 
 
@@ -43,8 +43,8 @@ def _time(fields):
 
 
 def records(path):
-    """The records of one perflog file as dicts of text."""
-    out, header = [], None
+    """The records of one perflog file as dicts of text, one at a time."""
+    header = None
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
             line = line.rstrip('\n')
@@ -60,12 +60,15 @@ def records(path):
                 raise PerflogError(f'{path}:{lineno}: {len(fields)} fields, the header has '
                                    f'{len(header)} (a "|" inside a value?)')
             else:
-                out.append(dict(zip(header, fields)))
-    return out
+                yield dict(zip(header, fields))
 
 
-def run_from_record(rec, source, test=TEST_NAME):
-    perf, refs = {}, {}
+PERF_SUFFIXES = ('_value', '_unit', '_ref', '_lower_thres', '_upper_thres')
+
+
+def run_from_record(rec, source, test=TEST_NAME, packer=None):
+    packer = packer or compact.Packer(normalize)
+    measured, refs = [], {}
     for name in rec:
         if not name.endswith('_value'):
             continue
@@ -75,27 +78,27 @@ def run_from_record(rec, source, test=TEST_NAME):
         value = _float(rec[name])
         if value is None:
             continue
-        perf[var] = (value, rec[f'{var}_unit'])
+        measured.append((var, value, rec[f'{var}_unit']))
         refs[var] = tuple(_float(rec.get(f'{var}_{k}'))
                           for k in ('ref', 'lower_thres', 'upper_thres'))
     time = _time(rec)
     if time is None:
         raise PerflogError(f'{source}: a record without a job completion time')
-    fields = {k: normalize(v) for k, v in rec.items()
-              if not any(k.endswith(s) for s in ('_value', '_unit', '_ref', '_lower_thres',
-                                                    '_upper_thres'))}
+    fields = packer.fields([(k, v) for k, v in rec.items() if not k.endswith(PERF_SUFFIXES)],
+                           rec.get('name'))
     system = fields.get('system')
     partition = fields.get('partition')
     return Run(system=system, partition=f'{system}:{partition}', test=test, fields=fields,
-               perf=perf, time=time, source=source, logged_refs=refs)
+               perf=packer.perf(measured), time=time, source=source,
+               logged_refs=packer.logged_refs(refs))
 
 
 def read(paths, test=TEST_NAME):
-    """Runs in these perflog files (the test's name is the file's)."""
-    runs = []
-    for path in paths:
-        runs += [run_from_record(rec, path, test) for rec in records(path)]
-    return runs
+    """Runs in these perflog files (the test's name is the file's), read one record at a
+    time and kept compact (compact.py)."""
+    packer = compact.Packer(normalize)
+    return [run_from_record(rec, path, test, packer) for path in paths
+            for rec in records(path)]
 
 
 def test_of(path):

@@ -47,7 +47,7 @@ def typed(text):
         return text
 
 
-@dataclass
+@dataclass(slots=True)
 class Run:
     system: str
     partition: str            # full name, 'system:partition', as ReFrame's $partition
