@@ -138,12 +138,12 @@ def detectable_text(verdict):
     return f'x{1 + share:.3g}' if share >= 10 else f'{sign}{share * 100:.3g}%'
 
 
-def left_out_because(new, other):
+def left_out_because(new, other, workload=None):
     """Why ``other`` (a run of the same key) is no history of ``new``: another payload
-    series or another workload; None when it is."""
+    series or another workload; None when it is. ``workload``: new's, when known."""
     if other.payload_series != new.payload_series:
         return f'payload {other.payload_series}, not {new.payload_series}'
-    if other.workload() != new.workload():
+    if other.workload() != (workload if workload is not None else new.workload()):
         return 'another workload'
     return None
 
@@ -151,11 +151,12 @@ def left_out_because(new, other):
 def history_of(new, runs, attrs, last=DEFAULT_HISTORY):
     """(the earlier runs of ``new``'s key, workload and payload series, newest ``last`` of
     them; what was left out and why)."""
+    key, workload = new.key(attrs), new.workload()
     same_key = [r for r in runs if r is not new and r.test == new.test
-                and r.key(attrs) == new.key(attrs) and r.time < new.time]
+                and r.time < new.time and r.key(attrs) == key]
     kept, left_out = [], collections.Counter()
     for r in same_key:
-        why = left_out_because(new, r)
+        why = left_out_because(new, r, workload)
         if why:
             left_out[why] += 1
         else:
@@ -201,12 +202,13 @@ def judge_run(new, runs, attrs, refs=None, confidence=stats.DEFAULT_CONFIDENCE,
 def drift(refs, runs, attrs, confidence=stats.DEFAULT_CONFIDENCE, last=DEFAULT_HISTORY):
     """Verdicts on the newest run of every key of these runs (one test), and 'no runs' for
     the reference entries nobody ran."""
-    newest = {}
+    by_key = collections.defaultdict(list)      # each key's runs: history_of reads no other
     for r in sorted(runs, key=lambda r: r.time):
-        newest[r.key(attrs)] = r
+        by_key[r.key(attrs)].append(r)
+    newest = {key: rs[-1] for key, rs in by_key.items()}
     out = []
     for key in sorted(newest, key=lambda k: [str(x) for x in k]):
-        out += judge_run(newest[key], runs, attrs, refs, confidence, last)
+        out += judge_run(newest[key], by_key[key], attrs, refs, confidence, last)
     if refs is not None:
         ran = {refs.run_key(r) for r in newest.values()}
         for key, entries in sorted(refs.entries.items(), key=lambda kv: [str(x) for x in kv[0]]):

@@ -85,9 +85,11 @@ def read_all(perflog_dirs=(), perflogs=(), dbs=()):
         runs += perflog.read([path], test) if test in compare.TESTS else []
     for db in dbs:
         runs += resultsdb.read(db, compare.TESTS)
-    seen, unique = set(), []
+    seen, unique, signatures = set(), [], {}
     for r in sorted(runs, key=lambda r: r.time):
-        ident = (r.partition, r.test, r.get('name'), round(r.time, 3), compare.signature(r))
+        sig = compare.signature(r)
+        ident = (r.partition, r.test, r.get('name'), round(r.time, 3),
+                 signatures.setdefault(sig, sig))          # one copy of each signature
         if ident not in seen:        # a run in a perflog and in the results DB
             seen.add(ident)
             unique.append(r)

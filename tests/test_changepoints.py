@@ -132,3 +132,15 @@ def test_the_t_test_is_scipys():
         assert cp.ttest(a, b)[2] == pytest.approx(sps.ttest_ind(a, b).pvalue, rel=1e-9)
     assert cp.ttest(np.array([2.0, 2, 2]), np.array([2.0, 2, 2]))[2] == 1.0
     assert cp.ttest(np.array([2.0, 2, 2]), np.array([3.0, 3, 3]))[2] == 0.0
+
+
+def test_the_shortcut_never_misses_a_split_the_full_test_would_pass():
+    # best_possible_p is the smallest p-value of split_test over every split: checked
+    # against the splits one by one
+    rng = np.random.default_rng(8)
+    for n in (6, 7, 20, 50):
+        for shift in (0.0, 0.05, 0.3):
+            y = 1 + 0.03 * rng.standard_normal(n)
+            y[n // 2:] += shift
+            want = min(cp.split_test(y, 0, tau, n).pvalue for tau in range(3, n - 2))
+            assert cp.best_possible_p(y) == pytest.approx(want, rel=1e-9, abs=1e-300)
