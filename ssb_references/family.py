@@ -1,13 +1,13 @@
 """Many values judged at once: false alarms controlled over the family, and short histories
 made useful by a spread that several series share.
 
-- ``benjamini_hochberg`` (and ``holm``): which of a family's p-values are discoveries at a
-  level ``alpha`` for the whole family. A session judges a few dozen values and ``compare``
+- ``benjamini_hochberg``: which of a family's p-values are discoveries at a level ``alpha``
+  for the whole family. A session judges a few dozen values and ``compare``
   many rows: judged one by one at 99%, an unchanged machine is flagged somewhere every few
   sessions. With Benjamini-Hochberg, when nothing changed the chance that anything is flagged
   is at most ``alpha`` (its false discovery rate, and its family-wise error when every value
   is unchanged); when several values moved together (a slower machine slows every rate) they
-  are found together at a lower cost than Holm's;
+  are found together at a lower cost than with Holm's or Bonferroni's correction;
 - ``pooled_log_spread``: the session-to-session spread of several series (one variable on
   each of a system's test cases), on the logarithms, pooled when Bartlett's test does not
   reject that they share it (at ``SHARE_ALPHA``). Three sessions give one series 2 degrees
@@ -26,17 +26,6 @@ from scipy import stats
 # that differ apart more often (simulated: sessions of 13 variables x 4 test cases, spreads 2%
 # to 12%, 3 earlier values: at 0.05, 9% of unchanged sessions had a false alarm; at 0.25, 5%).
 SHARE_ALPHA = 0.25
-
-
-def holm(pvalues, alpha):
-    """Holm's step-down: which p-values are rejected, the family-wise error at most alpha."""
-    order = np.argsort(pvalues, kind='stable')
-    m, rejected = len(order), [False] * len(order)
-    for rank, i in enumerate(order):
-        if pvalues[i] > alpha / (m - rank):
-            break
-        rejected[i] = True
-    return rejected
 
 
 def benjamini_hochberg(pvalues, alpha):

@@ -1,5 +1,5 @@
-"""Many values at once (ssb_references/family.py): Holm and Benjamini-Hochberg against hand
-computations and scipy, the pooled spread and its test, and the false alarms of a family."""
+"""Many values at once (ssb_references/family.py): Benjamini-Hochberg against a hand
+computation and scipy, the pooled spread and its test, and the false alarms of a family."""
 import math
 
 import numpy as np
@@ -8,14 +8,6 @@ from scipy import stats as sps
 
 from payload import contract
 from ssb_references import compare, compare_family, family
-
-
-def test_holm_by_hand():
-    # sorted 0.001 <= 0.05/4, 0.012 <= 0.05/3, 0.03 > 0.05/2: stop; the rest stay
-    p = [0.03, 0.001, 0.5, 0.012]
-    assert family.holm(p, 0.05) == [False, True, False, True]
-    assert family.holm([0.2, 0.3], 0.05) == [False, False]
-    assert family.holm([], 0.05) == []
 
 
 def test_benjamini_hochberg_by_hand_and_against_scipy():
