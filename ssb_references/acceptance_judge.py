@@ -171,12 +171,12 @@ def judge(session, compare_csv, baseline, previous, refs_path, verdicts=(), conf
     notes = []
     if not baseline:
         notes.append(basis_note(verdicts, confidence))
-        notes += [n for n in (drift_family.basis_text(verdicts, confidence),
-                              drift_family.too_short(verdicts)) if n]
         if not any(v.basis != 'none' for v in verdicts):
             notes.append(f'no history and no references apply ({refs_path}): nothing could '
                          f'regress; run {drift.MIN_HISTORY} sessions, or make references with '
                          f'ssb-references update')
+        notes += [n for n in (drift_family.basis_text(verdicts, confidence),
+                              drift_family.too_short(verdicts)) if n]
     if baseline and not rows:
         notes.append(f'ReFrame found nothing to compare with session {baseline}')
     status = NOT_RUN if failed or not cases else DRIFT if regressed else OK
