@@ -29,12 +29,14 @@ import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)          # run as a script from a checkout
-from payload import contract  # noqa: E402
-from ssb_references import changes, cli, perflog  # noqa: E402
+from ssb_contract import perf  # noqa: E402
+from ssb_references.cli import references as cli  # noqa: E402
+from ssb_references.judge import changes  # noqa: E402
+from ssb_references.runs import perflog  # noqa: E402
 
 T0 = 1_800_000_000.0                # 2027-01-15T08:00Z: the first night
 DAY = 86400.0
-RATES = {v.name for v in contract.PERF_VARS if v.follows == 'steady_epoch_time'}
+RATES = {v.name for v in perf.PERF_VARS if v.follows == 'steady_epoch_time'}
 SELECTION = ['-n', 'TrainingTest.*lrfs.*single', '-S', 'epochs=3']
 
 
@@ -79,7 +81,7 @@ def night_record(template, night, partition, kind, noise, rng):
     factor = slowdown_at(kind, night)
     for key in [k for k in rec if k.endswith('_value')]:
         name = key[:-len('_value')]
-        pol = contract.BY_NAME.get(name)
+        pol = perf.BY_NAME.get(name)
         value = perflog._float(rec[key])
         if pol is None or value is None or pol.better == 'exact' or pol.spread_of:
             continue

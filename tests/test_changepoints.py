@@ -1,4 +1,5 @@
-"""The change-point method (ssb_references/changepoints.py) on series whose answer is known."""
+"""The change-point method (ssb_references/judge/changepoints.py) on series whose answer is
+known."""
 import itertools
 import math
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ssb_references import changepoints as cp
+from ssb_references.judge import changepoints as cp
 
 
 def noisy(levels, cv=0.02, seed=0):

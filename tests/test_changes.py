@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from reference_runs import record, run_cli, write_perflog
-from ssb_references import cli
+from ssb_references.cli import references as cli
 
 
 def nightly(steps, n, variant='lrfs', cv=0.02, seed=0, first=0):
@@ -97,13 +97,14 @@ def test_options_are_checked(tmp_path, capsys):
 
 def test_the_acceptance_summary_lists_the_change_points_of_the_last_nights(tmp_path):
     from reference_runs import runs_of
-    from ssb_references import acceptance_judge, changes as changes_mod
+    from ssb_references.acceptance import recent_changes
+    from ssb_references.judge import acceptance_judge
     runs = runs_of(nightly([(36, 0.8)], 40), tmp_path)        # 20% faster 4 nights ago
-    last_week = changes_mod.recent_lines(runs, tmp_path / 'c', 7)
+    last_week = recent_changes.recent_lines(runs, tmp_path / 'c', 7)
     assert len(last_week) == 3 and all('2027-02-20T08:00:00Z' in x for x in last_week)
     assert any('steady_epoch_time: 0.49' in x and '(-19.' in x and 'improved' in x
                for x in last_week)
-    assert changes_mod.recent_lines(runs, tmp_path / 'c', 2) == []     # 3 nights before
+    assert recent_changes.recent_lines(runs, tmp_path / 'c', 2) == []     # 3 nights before
     assert (tmp_path / 'c' / 'changes.csv').exists()
     summary = {'system': 'generic', 'verdict': 'PASSED', 'exit_status': 0, 'counts': {},
                'regressed': [], 'improved': [], 'failed': [], 'notes': [],

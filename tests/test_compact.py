@@ -1,4 +1,4 @@
-"""Compact runs (ssb_references/compact.py) hold exactly what plain dicts held, the trend
+"""Compact runs (ssb_references/runs/compact.py) hold exactly what plain dicts held, the trend
 plot's thinning keeps every stretch's extremes, and benchmarks/growth.py measures and
 tabulates at a tiny size."""
 import importlib.util
@@ -9,8 +9,9 @@ import numpy as np
 
 from conftest import REPO
 from reference_runs import record, write_perflog
-from ssb_references import perflog, report_plots
-from ssb_references.runs import normalize
+from ssb_references.report import charts
+from ssb_references.runs import perflog
+from ssb_references.runs.run import normalize
 
 
 def plain(rec):
@@ -54,10 +55,10 @@ def test_thinning_keeps_each_stretchs_lowest_and_highest():
     rng = np.random.default_rng(0)
     pts = [(i, float(v)) for i, v in enumerate(rng.normal(size=5000))]
     pts[1234] = (1234, 99.0)
-    kept = report_plots.thin(pts, 300)
+    kept = charts.thin(pts, 300)
     assert len(kept) <= 300 and kept == sorted(kept) and (1234, 99.0) in kept
     assert min(pts, key=lambda p: p[1]) in kept
-    assert report_plots.thin(pts[:10], 300) == pts[:10]
+    assert charts.thin(pts[:10], 300) == pts[:10]
 
 
 def test_growth_measures_a_command_and_tabulates(tmp_path):

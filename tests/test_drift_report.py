@@ -10,7 +10,9 @@ from scipy import stats as sps
 from conftest import REPO
 from reference_runs import (STEADY, record, report_markdown,
                             run_cli, runs_of, write_perflog)
-from ssb_references import cli, drift, propose, reffile, refwrite
+from ssb_references.judge import drift
+from ssb_references.reffile import propose, reffile, refwrite
+from ssb_references.cli import references as cli
 
 # -- drift ---------------------------------------------------------------------------------
 
@@ -75,7 +77,7 @@ def test_the_trust_benchmarks_leave_one_out_counts_each_value_against_the_others
     spec.loader.exec_module(trust)
     quiet = [0.50, 0.51, 0.49, 0.50, 0.505]
     runs = runs_of([record(s, i) for i, s in enumerate(quiet)], tmp_path)
-    judged_per_run = len([n for n in runs[0].perf if drift.variables.policy(n)])
+    judged_per_run = len([n for n in runs[0].perf if drift.rule.policy(n)])
     assert trust.leave_one_out(runs, 0.99) == (0, 5 * judged_per_run)
     runs = runs_of([record(s, i) for i, s in enumerate(quiet[:4] + [0.9])], tmp_path)
     flagged, judged = trust.leave_one_out(runs, 0.99)
@@ -173,7 +175,7 @@ def test_three_sessions_catch_a_38_percent_slowdown_once_the_spread_is_pooled(tm
     the note says a 20% slowdown cannot be caught. With HR&VS's three sessions beside them
     (the same spread of the logs), the pooled spread has 4 and the slowdown is caught: the
     time and, following it, its rates; HR&VS, unchanged, stays quiet."""
-    from ssb_references import drift_family
+    from ssb_references.judge import drift_family
     lrfs = [record(s, i) for i, s in enumerate(STEADY)] + [record(0.5 * 1.38, 9)]
     hrvs = [record(2 * s, 10 + i, variant='hrvs') for i, s in enumerate(STEADY)]
     hrvs.append(record(1.0, 19, variant='hrvs'))

@@ -1,4 +1,4 @@
-"""Many values at once (ssb_references/family.py): Benjamini-Hochberg against a hand
+"""Many values at once (ssb_references/judge/family.py): Benjamini-Hochberg against a hand
 computation and scipy, the pooled spread and its test, and the false alarms of a family."""
 import math
 
@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from payload import contract
-from ssb_references import compare, compare_family, family
+from ssb_contract import perf
+from ssb_references.compare import compare, significance
+from ssb_references.judge import family
 
 
 def test_benjamini_hochberg_by_hand_and_against_scipy():
@@ -91,8 +92,8 @@ def test_a_family_of_fifty_unchanged_values_is_flagged_in_about_one_session_in_a
 def partitions(rng, n_parts, n_vars, runs=3, step=1.0):
     """Runs of identical partitions of one system: ``n_vars`` variables at 5% noise; the
     last partition's first variable scaled by ``step``."""
-    from ssb_references.runs import Run
-    names = [v.name for v in contract.perf_vars('TrainingTest') if not v.spread_of][:n_vars]
+    from ssb_references.runs.run import Run
+    names = [v.name for v in perf.perf_vars('TrainingTest') if not v.spread_of][:n_vars]
     out = {}
     for p in range(n_parts):
         out[f'sys:p{p}'] = [
@@ -115,7 +116,7 @@ def test_identical_partitions_are_never_marked_different_and_a_real_step_is():
         assert len(rows) == 36
         marked += any(r.significant == 'yes' for r in rows)
         base = {r.variable: r.values for r in result.rows if r.side == result.sides[0]}
-        marked_alone += any(compare_family.welch_p(r.values, base[r.variable]) < 0.05
+        marked_alone += any(significance.welch_p(r.values, base[r.variable]) < 0.05
                             for r in rows)
         for r in rows:      # a marked ratio's interval excludes 1, an unmarked one's holds it
             assert (r.significant == 'yes') == (not r.interval.low <= 1 <= r.interval.high)

@@ -1,4 +1,4 @@
-"""The interval maths (ssb_references/stats.py) against published t quantiles and scipy, and
+"""The interval maths (ssb_references/judge/stats.py) against published t quantiles and scipy, and
 the false-alarm rate and power of drift's verdicts on hand-made samples."""
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ssb_references import drift, family, stats
+from ssb_references.judge import drift, family, stats
 
 
 def test_ratio_interval_is_welchs_on_the_logarithms():
