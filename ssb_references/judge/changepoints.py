@@ -130,19 +130,29 @@ def _bounds(points, n):
 def best_possible_p(y, min_segment=MIN_SEGMENT):
     """The smallest p-value ``split_test`` could give any split of ``y``: the t-test of
     every split at once, from running sums (a window without a chance is left at that)."""
-    n = len(y)
+    return float(best_possible_ps(np.asarray(y)[None, :], min_segment)[0])
+
+
+def best_possible_ps(ys, min_segment=MIN_SEGMENT):
+    """best_possible_p of each row of ``ys`` (windows of one length), all at once."""
+    n = ys.shape[1]
     if n < 2 * min_segment:
-        return 1.0
+        return np.ones(len(ys))
     left = np.arange(min_segment, n - min_segment + 1)
-    sums = np.cumsum(y)[left - 1]
-    mean_l, mean_r = sums / left, (y.sum() - sums) / (n - left)
-    within = float(np.sum((y - y.mean()) ** 2)) - left * (n - left) / n * (mean_l - mean_r) ** 2
-    within = np.maximum(within, 0.0)
-    if np.any(within <= 1e-12 * max(float(np.sum(y ** 2)), 1e-300)):
-        return 0.0                       # a noiseless split: let the full test decide
-    t = np.abs(mean_l - mean_r) / np.sqrt(within / (n - 2) * (1 / left + 1 / (n - left)))
+    sums = np.cumsum(ys, axis=1)[:, left - 1]
+    total = ys.sum(axis=1)[:, None]
+    mean_l, mean_r = sums / left, (total - sums) / (n - left)
+    spread = np.sum((ys - ys.mean(axis=1)[:, None]) ** 2, axis=1)[:, None]
+    within = np.maximum(spread - left * (n - left) / n * (mean_l - mean_r) ** 2, 0.0)
+    # a noiseless split: let the full test decide
+    noiseless = np.any(within <= 1e-12 * np.maximum(np.sum(ys ** 2, axis=1), 1e-300)[:, None],
+                       axis=1)
+    with np.errstate(divide='ignore', invalid='ignore'):
+        t = np.abs(mean_l - mean_r) / np.sqrt(within / (n - 2) * (1 / left + 1 / (n - left)))
+    t = np.nan_to_num(t, nan=0.0)          # 0/0 only in a noiseless row, decided above
     places = max(n - 2 * min_segment + 1, 1)
-    return min(float(2 * special.stdtr(n - 2, -t.max())) * places, 1.0)
+    p = np.minimum(2 * special.stdtr(n - 2, -t.max(axis=1)) * places, 1.0)
+    return np.where(noiseless, 0.0, p)
 
 
 def divisive(x, max_pvalue, min_segment=MIN_SEGMENT):
@@ -167,13 +177,25 @@ def divisive(x, max_pvalue, min_segment=MIN_SEGMENT):
         points.append(tau)
 
 
+def hopeless(x, window, step, max_pvalue, min_segment=MIN_SEGMENT):
+    """The starts of the full windows on the grid ``0, step, 2 step, ...`` no split of which
+    could pass, screened all at once (on noise alone that is nearly every window)."""
+    if len(x) < window:
+        return set()
+    starts = np.arange(0, len(x) - window + 1, step)
+    ys = np.lib.stride_tricks.sliding_window_view(x, window)[starts]
+    return set(starts[best_possible_ps(ys, min_segment) > max_pvalue].tolist())
+
+
 def weak_points(x, window, max_pvalue, min_segment=MIN_SEGMENT):
     """The union of every sliding window's change points (windows half a window apart; after
     a change the next window starts at it)."""
     found, start, step = set(), 0, max(window // 2, 1)
+    skip = hopeless(x, window, step, max_pvalue, min_segment)
     while True:
         end = min(start + window, len(x))
-        new = [start + p for p in divisive(x[start:end], max_pvalue, min_segment)]
+        new = [] if start in skip and end - start == window else [
+            start + p for p in divisive(x[start:end], max_pvalue, min_segment)]
         found.update(new)
         if end == len(x):
             return sorted(found)
