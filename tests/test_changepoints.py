@@ -145,3 +145,17 @@ def test_the_shortcut_never_misses_a_split_the_full_test_would_pass():
             y[n // 2:] += shift
             want = min(cp.split_test(y, 0, tau, n).pvalue for tau in range(3, n - 2))
             assert cp.best_possible_p(y) == pytest.approx(want, rel=1e-9, abs=1e-300)
+
+
+def test_the_windows_screened_at_once_are_those_screened_one_by_one():
+    rng = np.random.default_rng(9)
+    for n, step in ((60, None), (365, 1.1), (1000, 1.3), (203, 0.0)):
+        x = 1 + 0.03 * rng.standard_normal(n)
+        if step:
+            x[n // 2:] *= step
+        starts = range(0, n - cp.WINDOW + 1, cp.WINDOW // 2)
+        one_by_one = {s for s in starts
+                      if cp.best_possible_p(x[s:s + cp.WINDOW]) > 0.01}
+        assert cp.hopeless(x, cp.WINDOW, cp.WINDOW // 2, 0.01) == one_by_one
+        assert len(one_by_one) >= len(starts) - 2        # noise: nearly all screened out
+    assert cp.hopeless(np.ones(30), cp.WINDOW, 25, 0.01) == set()       # no full window
