@@ -76,15 +76,23 @@ def du(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
 
+def _verdict(wall, cpu, mib, target):
+    """Met on wall time; on a shared machine, where other jobs stretch the wall time, the
+    CPU time says whether the command itself would have."""
+    seconds, limit = target
+    if mib > limit:
+        return 'MISSED'
+    return 'met' if wall <= seconds else 'met on CPU only' if cpu <= seconds else 'MISSED'
+
+
 def table(results):
     lines = ['| history | records | command | wall s | CPU s | peak MiB | target |',
              '|---|---|---|---|---|---|---|']
     for (label, records, name), runs in results.items():
         wall, cpu, mib = (statistics.median(x) for x in zip(*runs))
         target = TARGETS.get(label)
-        met = '-' if target is None else (
-            f'{"met" if cpu <= target[0] and mib <= target[1] else "MISSED"} '
-            f'(< {target[0]} s, < {target[1]} MiB)')
+        met = '-' if target is None else (f'{_verdict(wall, cpu, mib, target)} '
+                                          f'(< {target[0]} s, < {target[1]} MiB)')
         lines.append(f'| {label} | {records} | {name} | {wall:.1f} | {cpu:.1f} | {mib:.0f} | '
                      f'{met} |')
     return '\n'.join(lines)
