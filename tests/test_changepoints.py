@@ -159,3 +159,6 @@ def test_the_windows_screened_at_once_are_those_screened_one_by_one():
         assert cp.hopeless(x, cp.WINDOW, cp.WINDOW // 2, 0.01) == one_by_one
         assert len(one_by_one) >= len(starts) - 2        # noise: nearly all screened out
     assert cp.hopeless(np.ones(30), cp.WINDOW, 25, 0.01) == set()       # no full window
+    # a constant window has nothing to split; a noiseless step is left to the full test
+    assert cp.best_possible_p(np.full(50, 7.0)) == 1.0
+    assert cp.best_possible_p(np.r_[np.ones(25), np.full(25, 2.0)]) == 0.0

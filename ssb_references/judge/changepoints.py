@@ -152,7 +152,8 @@ def best_possible_ps(ys, min_segment=MIN_SEGMENT):
     t = np.nan_to_num(t, nan=0.0)          # 0/0 only in a noiseless row, decided above
     places = max(n - 2 * min_segment + 1, 1)
     p = np.minimum(2 * special.stdtr(n - 2, -t.max(axis=1)) * places, 1.0)
-    return np.where(noiseless, 0.0, p)
+    # a constant row (a count that never changed) has no change; another noiseless one may
+    return np.where(np.ptp(ys, axis=1) == 0, 1.0, np.where(noiseless, 0.0, p))
 
 
 def divisive(x, max_pvalue, min_segment=MIN_SEGMENT):
