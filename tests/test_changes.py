@@ -112,3 +112,17 @@ def test_the_acceptance_summary_lists_the_change_points_of_the_last_nights(tmp_p
     text = acceptance_judge.render(summary)
     assert 'change points in the last 7 night(s) of the stored history (3; all: ' in text
     assert f'  {last_week[0]}' in text.splitlines()
+
+
+def test_a_series_keeps_time_order_when_some_runs_logged_other_variables(tmp_path):
+    from reference_runs import runs_of
+    from ssb_references.judge import changes as changes_mod
+    recs = nightly([], 12)
+    for rec in recs[3:6]:                     # three nights without a throughput
+        rec['throughput_value'] = 'nan'
+    runs = runs_of(recs, tmp_path)
+    series, _ = changes_mod.series_of(runs)
+    (steady,) = [rs for k, rs in series.items() if k[3] == 'steady_epoch_time']
+    (thr,) = [rs for k, rs in series.items() if k[3] == 'throughput']
+    assert [r.time for r in steady] == sorted(r.time for r in runs) and len(steady) == 12
+    assert [r.time for r in thr] == sorted(r.time for r in thr) and len(thr) == 9

@@ -81,20 +81,37 @@ def series_of(runs):
         for r in mine:
             ident = (r.payload_series, tuple(sorted(r.workload().items())))
             cases[(test, r.key(attrs), ident)].append(r)
-    series, units = collections.defaultdict(list), collections.defaultdict(set)
+    series, units, pairs_of = collections.defaultdict(list), collections.defaultdict(set), {}
     for (test, key, ident), rs in cases.items():
+        alike = collections.defaultdict(list)      # runs by the variables they logged
         for r in _deduplicated(rs, lines):
-            for name, (_, unit) in r.perf.items():
-                pol = rule.policy(name)
-                if pol is None or pol.spread_of:
-                    continue
-                series[(test, key, ident, name, unit)].append(r)
+            alike[_measured(r.perf, pairs_of)].append(r)
+        for pairs, group in alike.items():
+            for name, unit in pairs:
+                series[(test, key, ident, name, unit)].extend(group)
                 units[(test, key, name)].add(unit)
+        if len(alike) > 1:              # runs that logged other variables: back in time order
+            for name, unit in {p for pairs in alike for p in pairs}:
+                series[(test, key, ident, name, unit)].sort(key=lambda r: r.time)
     for (test, key, name), found in sorted(units.items(), key=str):
         if len(found) > 1:
             lines.append(f'{test} {key_text(key)} {name}: logged in {len(found)} units '
                          f'({", ".join(sorted(found))}): each unit its own series')
     return dict(series), lines
+
+
+def _measured(perf, pairs_of):
+    """The (variable, unit) pairs of a run's values that are series of their own (not a
+    spread or an interval bound), worked out once for every run alike (runs read from a
+    perflog share one layout of names and units: runs/compact.py)."""
+    layout = getattr(perf, 'layout', None)
+    known = pairs_of.get(id(layout)) if layout is not None else None
+    if known is None:
+        known = tuple((name, unit) for name, (_, unit) in perf.items()
+                      if (pol := rule.policy(name)) is not None and not pol.spread_of)
+        if layout is not None:
+            pairs_of[id(layout)] = known
+    return known
 
 
 class Found(NamedTuple):
