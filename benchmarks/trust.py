@@ -188,7 +188,10 @@ def acceptance(args, extra):
         stored = [r for r in resultsdb.read(db, TESTS) if r.session in unchanged]
         loo_flagged, loo_judged = leave_one_out(stored, args.confidence)
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if args.keep:
+            print(f'kept the sessions, database and reports in {base}', file=sys.stderr)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
     quiet_flags, quiet_judged = tally['unchanged'][:2]
     lines.append(f'- unchanged sessions: {quiet_flags} of {quiet_judged} judged values flagged '
                  f'(false alarms; expected at most about {1 - args.confidence:.0%})')
@@ -217,6 +220,8 @@ def main(argv=None):
     acc.add_argument('--pinned', type=int, default=1,
                      help='sessions pinned to one core, judged (default 1)')
     acc.add_argument('--confidence', type=float, default=0.99)
+    acc.add_argument('--keep', action='store_true',
+                     help='keep the sessions\' directory (database, reports) and say where')
     args = p.parse_args(argv)
     print(f'## {args.section}: {time.strftime("%Y-%m-%d")}, {os.cpu_count()} CPUs, '
           f'extra ReFrame options: {" ".join(extra) or "none"}\n')

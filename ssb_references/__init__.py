@@ -6,8 +6,8 @@ Layers, each importing only those before it:
 
 - runs/: one run of a test, read from perflogs or ReFrame's results database;
 - reffile/: the per-system reference files (read, write), the threshold rule, proposals;
-- judge/: drift against the history of a workload, an acceptance session's verdict, the
-  statistics of both;
+- judge/: drift against the history of a workload (a session's values judged together),
+  an acceptance session's verdict, the change points of a whole history, their statistics;
 - report/: tables and plots of a system's runs;
 - compare/: systems side by side, or one system before and after;
 - cli/: the ``ssb-references`` command;

@@ -8,6 +8,14 @@ one directory, as two sites' would be. Then generic runs LR&FS 3 more times, pin
 the "after" of a maintenance that left the jobs on one core. Small data (116 images) and 3
 epochs: about 2.5 minutes in all, on an otherwise idle 2-core machine (as CI's: on a busy
 one, the two-core runs lose their second core and the differences their significance).
+
+A comparison's rows are judged together (Benjamini-Hochberg at 1 - confidence over all of
+them: identical sides stay unmarked), so with 3 runs a side a row needs a much smaller
+p-value than alone: a 45% drop among about 34 rows is marked in 97% of comparisons when the
+runs vary by 5%, in 63% when they vary by 10% (alone: 99%; tests/test_family.py,
+test_rows_judged_together_miss_a_large_drop_only_when_the_runs_are_noisy). So the real runs'
+marks are asserted where the runs were as quiet as an idle machine's (``QUIET_CV``); on a
+busy machine, that every mark follows its interval and the slowdown its direction.
 """
 import csv
 import datetime
@@ -37,6 +45,9 @@ SMALL = ['-S', 'TrainingTest.epochs=3', '-S', 'SyntheticMAMe.images_per_class=4'
 SUITE = ['-n', '(TrainingTest|SizeShapeGap).*scale=single']
 ONECORE = os.path.join(REPO, 'tests', 'onecore_config.py')
 PIN = ('taskset', '-c', '0')
+#: Runs that vary by at most this much (coefficient of variation on each side): an idle
+#: machine's, where 3 runs a side mark a 45% drop among all the rows.
+QUIET_CV = 0.05
 
 
 def ssb(*args, cwd):
@@ -95,6 +106,15 @@ def row(rows, system, variant, variable):
     return found
 
 
+def quiet(*found):
+    return all(r['cv'] != '' and float(r['cv']) <= QUIET_CV for r in found)
+
+
+def marked_as_its_interval_says(found):
+    low, high = float(found['ci_low']), float(found['ci_high'])
+    return found['significant'] == ('no' if low <= 1 <= high else 'yes')
+
+
 def test_two_systems_side_by_side(runs):
     cwd, _, _ = runs
     other_epochs(cwd / 'sites' / 'onecore' / 'default' / 'TrainingTest.log', 4)
@@ -105,18 +125,18 @@ def test_two_systems_side_by_side(runs):
     rows = read_csv(out / 'compare.csv')
     assert list(rows[0]) == ['system', 'partition', 'model', 'variant', 'variable', 'unit', 'n',
                              'median', 'cv', 'ratio', 'ci_low', 'ci_high', 'significant']
-    # LR&FS (batches of 16) uses both cores: one core is significantly slower. HR&VS (one
-    # image a step) gains little or nothing from the second core (CI once measured the pinned
-    # HR&VS 1.23x faster, interval [1.06, ...]).
+    # LR&FS (batches of 16) uses both cores: one core is slower, significantly so where the
+    # runs were quiet. HR&VS (one image a step) gains little or nothing from the second core
+    # (CI once measured the pinned HR&VS 1.23x faster, interval [1.06, ...]).
     pinned = row(rows, 'onecore', 'lrfs', 'throughput')
-    assert pinned['n'] == '3' and pinned['unit'] == 'img/s' and pinned['significant'] == 'yes'
-    assert float(pinned['ci_low']) < float(pinned['ratio']) < float(pinned['ci_high']) < 1
+    assert pinned['n'] == '3' and pinned['unit'] == 'img/s' and float(pinned['ratio']) < 1
+    if quiet(pinned, row(rows, 'generic', 'lrfs', 'throughput')):
+        assert pinned['significant'] == 'yes' and float(pinned['ci_high']) < 1
     # HR&VS's mark follows its interval, whichever way the noise of one-image steps falls.
     for variant in VARIANTS:
         pinned = row(rows, 'onecore', variant, 'throughput')
         low, ratio, high = (float(pinned[k]) for k in ('ci_low', 'ratio', 'ci_high'))
-        assert low < ratio < high
-        assert pinned['significant'] == ('no' if low <= 1 <= high else 'yes')
+        assert low < ratio < high and marked_as_its_interval_says(pinned)
         base = row(rows, 'generic', variant, 'throughput')
         assert base['ratio'] == '' and base['significant'] == ''
     for system in ('generic', 'onecore'):
@@ -146,7 +166,9 @@ def test_before_and_after_by_session(runs):
     assert proc.returncode == 0, proc.stderr
     rows = read_csv(cwd / 'sessions' / 'compare.csv')
     after = row(rows, 'after', 'lrfs', 'throughput')
-    assert after['significant'] == 'yes' and float(after['ci_high']) < 1
+    assert float(after['ratio']) < 1 and marked_as_its_interval_says(after)
+    if quiet(after, row(rows, 'before', 'lrfs', 'throughput')):
+        assert after['significant'] == 'yes' and float(after['ci_high']) < 1
     assert row(rows, 'after', 'lrfs', 'distinct_shapes')['significant'] == 'no'
     assert {r['variant'] for r in rows} == {'lrfs'}       # the after side ran LR&FS only
     md = (cwd / 'sessions' / 'compare.md').read_text()
@@ -165,7 +187,10 @@ def test_before_and_after_by_date_range(runs):
                '--confidence', 0.9, '--no-plots', cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     rows = read_csv(cwd / 'ssb-compare' / 'compare.csv')
-    assert row(rows, 'after', 'lrfs', 'throughput')['significant'] == 'yes'
+    after = row(rows, 'after', 'lrfs', 'throughput')
+    assert float(after['ratio']) < 1 and marked_as_its_interval_says(after)
+    if quiet(after, row(rows, 'before', 'lrfs', 'throughput')):
+        assert after['significant'] == 'yes'
     assert '90% Welch interval' in (cwd / 'ssb-compare' / 'compare.md').read_text()
     assert not (cwd / 'ssb-compare' / 'compare.png').exists()
 
@@ -244,3 +269,4 @@ def test_a_number_is_never_compared_across_units():
     assert result.rows == []
     assert result.left_out == ['smallcnn/lrfs/single throughput: units differ (a: img/s, '
                                'b: kimg/s): not compared']
+

@@ -3,7 +3,9 @@ report (tables and plots)."""
 import math
 import os
 
+import numpy as np
 import pytest
+from scipy import stats as sps
 
 from conftest import REPO
 from reference_runs import (STEADY, record, report_markdown,
@@ -34,10 +36,19 @@ def test_drift_judges_the_newest_run_against_its_history(tmp_path, capsys, perfl
     rows = {(text.split()[0].split('/')[1], text.split()[1]): text
             for text in out.splitlines() if text.startswith('generic:')}
     assert ' regressed' in rows[('lrfs', 'steady_epoch_time')]
-    # Each verdict line: the value, the history's mean and interval, n and the confidence.
-    # 0.5 +- t(0.995, 2) 9.925 x s 0.01 x sqrt(1 + 1/3): 0.5 +- 0.1146
+    # Each verdict line: the value, the history's geometric mean and interval, n, the level,
+    # the smallest change it catches. HR&VS's history (twice LR&FS's) has the same spread of
+    # the logs: pooled, 2 + 2 degrees of freedom. 18 values judged, the 4 rates with their
+    # times: 14 in the family; 5 discoveries (both steady times, LR&FS's first epoch time,
+    # HR&VS's shapes and graphs), so Benjamini-Hochberg's per-value level is 5 x 0.01 / 14.
+    level = 5 * 0.01 / 14
+    logs = np.log(STEADY)
+    half = sps.t.ppf(1 - level / 2, 4) * logs.std(ddof=1) * math.sqrt(1 + 1 / 3)
+    low, high = (math.exp(logs.mean() + s * half) for s in (-1, 1))
     line = rows[('lrfs', 'steady_epoch_time')]
-    assert ' 0.65 s ' in line and 'history 0.5 [0.3854, 0.6146] (99%, n=3)' in line
+    assert ' 0.65 s ' in line and f'[{low:.4g}, {high:.4g}] (99.6429%, n=3)' in line
+    assert f'+{(high / math.exp(logs.mean()) - 1) * 100:.3g}%' in line
+    assert 'spread pooled over 2 series (Bartlett p=1), 4 df' in line
     assert ' regressed' in rows[('lrfs', 'throughput')]
     assert ' improved' in rows[('hrvs', 'steady_epoch_time')]
     assert ' changed' in rows[('hrvs', 'distinct_shapes')]
@@ -157,3 +168,28 @@ def test_bounds_are_reframes():
     assert reffile.band(2.0, -0.25, 0.25) == (1.5, 2.5)
     assert reffile.band(0.0, None, 0.05) == (-math.inf, 0.05)     # absolute for a value of 0
     assert math.isinf(reffile.band(1.0, None, None)[0])
+
+
+def test_three_sessions_catch_a_38_percent_slowdown_once_the_spread_is_pooled(tmp_path):
+    """Alone, three sessions of LR&FS (2% spread) give 2 degrees of freedom: +38% passes, and
+    the note says a 20% slowdown cannot be caught. With HR&VS's three sessions beside them
+    (the same spread of the logs), the pooled spread has 4 and the slowdown is caught: the
+    time and, following it, its rates; HR&VS, unchanged, stays quiet."""
+    from ssb_references.judge import drift_family
+    lrfs = [record(s, i) for i, s in enumerate(STEADY)] + [record(0.5 * 1.38, 9)]
+    hrvs = [record(2 * s, 10 + i, variant='hrvs') for i, s in enumerate(STEADY)]
+    hrvs.append(record(1.0, 19, variant='hrvs'))
+    alone = drift_family.judge(drift.drift(None, runs_of(lrfs, tmp_path), ['variant', 'model']),
+                               0.99)
+    assert {v.variable: v.status for v in alone}['steady_epoch_time'] == 'ok'
+    note = drift_family.too_short(alone)
+    assert note.startswith('history too short to catch a 20% slowdown (steady_epoch_time) in '
+                           '1 of 1 test case(s): generic:default/lrfs/smallcnn (needs +84')
+    both = drift_family.judge(drift.drift(None, runs_of(lrfs + hrvs, tmp_path),
+                                          ['variant', 'model']), 0.99)
+    status = {(v.key[1], v.variable): v.status for v in both}
+    assert status[('lrfs', 'steady_epoch_time')] == 'regressed'
+    assert status[('lrfs', 'throughput')] == status[('lrfs', 'pixel_throughput')] == 'regressed'
+    assert {s for (variant, _), s in status.items() if variant == 'hrvs'} == {'ok'}
+    steady = next(v for v in both if v.key[1] == 'lrfs' and v.variable == 'steady_epoch_time')
+    assert 'spread pooled over 2 series' in steady.note and steady.prediction.df == 4

@@ -18,9 +18,10 @@ import sys
 import tempfile
 
 from ssb_references import __version__
-from ssb_references.acceptance import outdir, webhook
+from ssb_references.acceptance import outdir, recent_changes, webhook
+from ssb_references.cli import options
 from ssb_references.cli.references import verdict_options
-from ssb_references.judge import acceptance_judge, drift
+from ssb_references.judge import acceptance_judge, drift, drift_family
 from ssb_references.reffile import reffile
 from ssb_references.report import charts, report
 from ssb_references.runs import resultsdb
@@ -62,6 +63,10 @@ def parser():
                    help=f'POST the summary as JSON here (default ${WEBHOOK_ENV}; none: off); '
                         f'${WEBHOOK_AUTH_ENV} is sent as the Authorization header')
     verdict_options(p)
+    p.add_argument('--change-nights', type=options.count, default=recent_changes.RECENT_NIGHTS,
+                   metavar='N',
+                   help='list the change points of the stored history found in the last N '
+                        f'days (default {recent_changes.RECENT_NIGHTS}; ssb-references changes)')
     p.add_argument('--dry-run', action='store_true',
                    help='ReFrame --dry-run: make the job scripts, submit nothing, write no report')
     return p
@@ -192,7 +197,7 @@ def run(args, extra):
                                          None if args.baseline else refs_path, verdicts,
                                          args.confidence)
         summary['report_dir'] = os.path.join(out, 'reports', stamp)
-        write_report(db, summary, partial, refs_dir)
+        write_report(db, summary, partial, refs_dir, args.change_nights)
         with open(os.path.join(partial, 'summary.json'), 'w') as f:
             json.dump(summary, f, indent=1, sort_keys=True)
         with open(os.path.join(partial, 'summary.txt'), 'w') as f:
@@ -215,11 +220,12 @@ def session_verdicts(db, uuid, system, refs_path, args):
         for new in (r for r in runs if r.session == uuid):
             verdicts += drift.judge_run(new, runs, index_attrs(runs), refs, args.confidence,
                                         args.history)
-    return verdicts
+    return drift_family.judge(verdicts, args.confidence)
 
 
-def write_report(db, summary, out_dir, refs_dir):
-    """ssb-references report of the system's stored runs, in the report directory."""
+def write_report(db, summary, out_dir, refs_dir, nights=recent_changes.RECENT_NIGHTS):
+    """ssb-references report and changes of the system's stored runs, in the report
+    directory; the change points of the last ``nights`` days in the summary."""
     system = summary['system']
     if not system:
         return
@@ -228,6 +234,9 @@ def write_report(db, summary, out_dir, refs_dir):
         if runs:
             refs = reffile.load(reffile.path_for(refs_dir, system))
             report.write_report(runs, refs, os.path.join(out_dir, 'report'), system)
+            summary['change_nights'] = nights
+            summary['recent_changes'] = recent_changes.recent_lines(
+                runs, os.path.join(out_dir, 'changes'), nights)
     except (charts.PlotError, resultsdb.ResultsDBError, reffile.RefFileError) as err:
         summary['notes'].append(f'report not drawn: {err}')
 

@@ -10,10 +10,10 @@ import sys
 from ssb_contract import perf
 
 from ssb_references import __version__
-from ssb_references.cli import compare_command, options
+from ssb_references.cli import changes_command, compare_command, options
 from ssb_references.cli.options import UsageError
 from ssb_references.compare import compare
-from ssb_references.judge import drift, stats
+from ssb_references.judge import drift, drift_family, stats
 from ssb_references.reffile import diff, propose, reffile, refwrite, rule
 from ssb_references.report import charts, report
 from ssb_references.runs import perflog, resultsdb, sources
@@ -47,9 +47,10 @@ def verdict_options(p):
     ``drift`` and ``ssb-acceptance``."""
     p.add_argument('--confidence', type=options.confidence, default=stats.DEFAULT_CONFIDENCE,
                    metavar='C',
-                   help='of the prediction interval a value must leave to be flagged '
-                        f'(default {stats.DEFAULT_CONFIDENCE:g}: about 1 false alarm in '
-                        f'{round(1 / (1 - stats.DEFAULT_CONFIDENCE))} unchanged values)')
+                   help='that an unchanged session raises no alarm: its values are judged '
+                        'together, Benjamini-Hochberg at 1 - C '
+                        f'(default {stats.DEFAULT_CONFIDENCE:g}: about 1 session in '
+                        f'{round(1 / (1 - stats.DEFAULT_CONFIDENCE))} with a false alarm)')
     p.add_argument('--history', type=options.history, default=drift.DEFAULT_HISTORY, metavar='N',
                    help='judge against at most the N newest earlier runs of the same workload '
                         f'and payload series (default {drift.DEFAULT_HISTORY}; with fewer than '
@@ -68,6 +69,7 @@ def parser():
         'update': 'write the proposed references (previous file kept in history/)',
         'drift': 'judge the newest run of each key against its history (or its references)',
         'report': 'write LR&FS vs HR&VS tables and PNG plots with trends',
+        'changes': 'find the change points of every series over its whole history',
     }
     subs = {}
     for name, help_text in cmds.items():
@@ -89,6 +91,7 @@ def parser():
                                 help='side by side: median of the newest N runs (default 5)')
     subs['report'].add_argument('--no-plots', action='store_true',
                                 help='tables only (no matplotlib needed)')
+    changes_command.add_arguments(subs['changes'])
     help_text = 'systems side by side, or one system before and after: ratios with intervals'
     compare_command.add_arguments(sub.add_parser('compare', help=help_text, description=help_text))
     return p
@@ -192,6 +195,7 @@ def cmd_drift(args):
                                     args.confidence, args.history)
     if not verdicts:
         raise UsageError(f'no runs of {system!r} and no references ({path}): nothing to judge')
+    drift_family.judge(verdicts, args.confidence)
     drifted = [v for v in verdicts if v.status in drift.DRIFTED]
     if drifted or args.all:
         print(drift.render(verdicts, args.all))
@@ -203,6 +207,10 @@ def cmd_drift(args):
     print(f'{path}: {len(drifted)} of {sum(judged.values())} value(s) drifted; '
           f'{judged["history"]} judged against their history at {stats.percent(args.confidence)} '
           f'confidence, {judged["references"]} against the references (too little history)')
+    for note in (drift_family.basis_text(verdicts, args.confidence),
+                 drift_family.too_short(verdicts)):
+        if note:
+            print(f'note: {note}')
     return 1 if drifted else 0
 
 
@@ -225,13 +233,19 @@ def cmd_report(args):
     return 0
 
 
+def cmd_changes(args):
+    changes_command.run(args, sys.stdout)
+    return 0
+
+
 def cmd_compare(args):
     compare_command.run(args, sys.stdout)
     return 0
 
 
 COMMANDS = {'propose': cmd_propose, 'diff': cmd_diff, 'update': cmd_update,
-            'drift': cmd_drift, 'report': cmd_report, 'compare': cmd_compare}
+            'drift': cmd_drift, 'report': cmd_report, 'compare': cmd_compare,
+            'changes': cmd_changes}
 
 ERRORS = (UsageError, ValueError, propose.Refusal, reffile.RefFileError, perflog.PerflogError,
           resultsdb.ResultsDBError, charts.PlotError, compare.CompareError, OSError)

@@ -10,7 +10,8 @@ against the first one, variable by variable, only where the comparison is fair:
 - an interval and a significance mark only with ``MIN_RUNS`` runs or more on both sides.
 
 The ratio is of geometric means, with Welch's t interval on the logarithms
-(``stats.ratio_interval``); it is significant when the interval excludes 1.
+(``stats.ratio_interval``); the rows are judged together (significance.py), and a ratio
+is significant when its interval at their common level excludes 1.
 """
 import math
 import re
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ssb_contract import perf
 
+from ssb_references.compare import significance
 from ssb_references.judge import stats
 from ssb_references.runs.run import parse_time
 
@@ -79,6 +81,7 @@ class Comparison:
     left_out: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     described: dict = field(default_factory=dict)   # side -> what it holds
+    row_level: float = None     # the per-row level of the rows judged together
 
 
 def _of_system(runs, name):
@@ -236,7 +239,7 @@ def compare(sides, confidence=stats.COMPARE_CONFIDENCE, mode='systems'):
                                    f'nothing to compare with')
             continue
         _rows(result, key, kept)
-    return result
+    return significance.judge_rows(result)
 
 
 def _rows(result, key, kept):

@@ -7,6 +7,7 @@ import os
 from ssb_contract import perf
 from ssb_contract.options import VARIANTS, VARIANT_LABELS
 
+from ssb_references.compare import significance
 from ssb_references.compare.compare import GAP_TEST, MIN_RUNS, RULES
 from ssb_references.judge import stats
 from ssb_references.runs.text import markdown, num
@@ -145,6 +146,8 @@ def write_markdown(comparison, path, picture=None):
               f'{stats.percent(c.confidence)} Welch interval. **Bold** \\*: the interval '
               f'excludes 1 (better or worse by the variable\'s direction); "same": it does '
               f'not. Rules: {RULES}.', '']
+    if significance.level_text(c):
+        lines += [significance.level_text(c), '']
     if picture:
         lines += [f'![{what}]({os.path.basename(picture)})', '']
     lines += tables(c)

@@ -1,2 +1,3 @@
-"""Judging new values: against the history of their workload (drift) or the references, the
-verdict of one acceptance session, and the interval statistics of both."""
+"""Judging new values: against the history of their workload (drift, a session's values
+together) or the references, the verdict of one acceptance session, the change points of a
+whole history, and the statistics of all three."""

@@ -11,7 +11,7 @@ import csv
 import io
 import math
 
-from ssb_references.judge import drift, stats
+from ssb_references.judge import drift, drift_family, stats
 from ssb_references.reffile import reffile, rule
 from ssb_references.runs import resultsdb
 
@@ -73,6 +73,7 @@ def from_verdicts(verdicts):
               'system': v.run.system, 'partition': v.run.partition.split(':', 1)[-1]}
         item = _item(tc, v.variable, v.value, centre, v.unit, limit,
                      judged=v.against() + (f'; {v.note}' if v.note else ''))
+        item['detects'] = drift.detectable_text(v)
         (improved if v.status == 'improved' else regressed).append(item)
     return regressed, improved
 
@@ -81,9 +82,10 @@ def basis_note(verdicts, confidence):
     """How the values were judged: against history (how sure), references, or not at all."""
     counts = {b: sum(v.basis == b for v in verdicts) for b in ('history', 'references', 'none')}
     return (f'{counts["history"]} value(s) judged against the history of their workload '
-            f'({stats.percent(confidence)} prediction interval, at least '
-            f'{drift.MIN_HISTORY} earlier sessions), {counts["references"]} against the '
-            f'references (too little history), {counts["none"]} not judged (neither)')
+            f'(at least {drift.MIN_HISTORY} earlier sessions; together, so that an unchanged '
+            f'session raises no alarm with {stats.percent(confidence)} confidence), '
+            f'{counts["references"]} against the references (too little history), '
+            f'{counts["none"]} not judged (neither)')
 
 
 # ReFrame's --performance-compare as the acceptance asks for it: the median of each side, the
@@ -175,6 +177,8 @@ def judge(session, compare_csv, baseline, previous, refs_path, verdicts=(), conf
             notes.append(f'no history and no references apply ({refs_path}): nothing could '
                          f'regress; run {drift.MIN_HISTORY} sessions, or make references with '
                          f'ssb-references update')
+        notes += [n for n in (drift_family.basis_text(verdicts, confidence),
+                              drift_family.too_short(verdicts)) if n]
     if baseline and not rows:
         notes.append(f'ReFrame found nothing to compare with session {baseline}')
     status = NOT_RUN if failed or not cases else DRIFT if regressed else OK
@@ -227,6 +231,8 @@ def _line(item):
     if change is not None:
         text += f' ({change:+.1f}%'
         text += f', limit {item["limit_pct"]:+.1f}%)' if item.get('limit_pct') is not None else ')'
+    if item.get('detects'):
+        text += f'; smallest change it could catch {item["detects"]}'
     if item.get('judged_against'):
         text += f'; judged against {item["judged_against"]}'
     return text
@@ -254,6 +260,14 @@ def render(summary):
     if summary.get('previous_session'):
         out.append(f'largest changes since the previous session {summary["previous_session"]}:')
         out += [_line(item) for item in summary['largest_changes']]
+    if summary.get('recent_changes') is not None:
+        found = summary['recent_changes']
+        out.append(f'change points in the last {summary["change_nights"]} night(s) of the '
+                   f'stored history ({len(found)}; all: changes/changes.md)' +
+                   (':' if found else ''))
+        out += [f'  {text}' for text in found[:SHOWN]]
+        if len(found) > SHOWN:
+            out.append(f'  ... and {len(found) - SHOWN} more (summary.json)')
     out += [f'note: {n}' for n in summary['notes']]
     if summary.get('report_dir'):
         out.append(f'report: {summary["report_dir"]}')

@@ -1,9 +1,8 @@
-"""The interval maths of the suite, in one place: scipy's distributions, no hand-written tables.
+"""The interval maths of ratios and of sides compared: scipy's distributions, no hand-written
+tables (a new value against its history, and many values at once: judge/family.py).
 
 - ``ratio_interval``: the ratio of two sets of rates (the gap test's HR&VS over LR&FS),
   with Welch's t interval on their logarithms;
-- ``prediction_interval``: where one new session's value should fall, given the stored
-  sessions of the same workload (Student-t, n - 1 degrees of freedom);
 - ``centre_interval`` and ``differs``: one side's geometric mean with its t interval, and
   whether a ratio's interval excludes 1 (``compare``: two systems, or before and after).
 """
@@ -13,7 +12,7 @@ from dataclasses import dataclass
 
 from scipy import stats
 
-DEFAULT_CONFIDENCE = 0.99      # drift verdicts: about 1 false alarm per 100 unchanged values
+DEFAULT_CONFIDENCE = 0.99      # drift verdicts: about 1 unchanged session in 100 with an alarm
 GAP_CONFIDENCE = 0.95          # the gap's intervals
 COMPARE_CONFIDENCE = 0.95      # systems side by side, before and after
 
@@ -83,18 +82,3 @@ def differs(interval):
     """Whether a ratio's interval excludes 1: Welch's test rejects "no difference" at
     1 - confidence (two-sided). A flat pair of samples differs when its ratio is not 1."""
     return interval is not None and not interval.contains(1.0)
-
-
-def prediction_interval(history, confidence=DEFAULT_CONFIDENCE):
-    """Where a new value from the same distribution as ``history`` falls with probability
-    ``confidence``: mean +- t(n-1) * s * sqrt(1 + 1/n). Needs at least 2 values (the
-    verdicts ask for 3: see MIN_HISTORY in drift.py)."""
-    _check(confidence)
-    values = list(history)
-    n = len(values)
-    if n < 2:
-        raise ValueError(f'a prediction interval needs at least 2 values, got {n}')
-    mean, sd = statistics.mean(values), statistics.stdev(values)
-    half = stats.t.ppf((1 + confidence) / 2, n - 1) * sd * math.sqrt(1 + 1 / n)
-    return Interval(mean, mean - half, mean + half, n, confidence)
-

@@ -75,10 +75,35 @@ def plot_variants(rows, path, system):
     return path
 
 
+TREND_KEYS = 24          # rows of the trend figure: the test cases run most recently
+TREND_POINTS = 300       # points a panel draws at most: each stretch's lowest and highest
+TREND_TICKS = 8
+
+
+def thin(pts, limit=TREND_POINTS):
+    """At most ``limit`` of the (x, y) points, in order: the lowest and the highest of each
+    of ``limit / 2`` equal stretches, so that a year of runs draws quickly and an outlier
+    still shows."""
+    if len(pts) <= limit:
+        return pts
+    stretches = limit // 2
+    kept = []
+    for i in range(stretches):
+        part = pts[i * len(pts) // stretches:(i + 1) * len(pts) // stretches]
+        low, high = min(part, key=lambda p: p[1]), max(part, key=lambda p: p[1])
+        kept += sorted({low, high})
+    return kept
+
+
 def plot_trend(runs, refs, path, system):
-    """One panel per key x variable: every run, oldest to newest, with the reference band."""
+    """One panel per key x variable: the runs, oldest to newest (``thin``: at most
+    TREND_POINTS of them), with the reference band; the TREND_KEYS keys run most recently."""
     plt = pyplot()
     groups = group(runs, index_attrs(runs))
+    total = len(groups)
+    if total > TREND_KEYS:
+        recent = sorted(groups, key=lambda k: -groups[k][-1].time)[:TREND_KEYS]
+        groups = {k: rs for k, rs in groups.items() if k in recent}
     names = [n for n in rule.REPORT_VARIABLES
              if any(n in r.perf for rs in groups.values() for r in rs)]
     if not groups or not names:
@@ -90,7 +115,7 @@ def plot_trend(runs, refs, path, system):
         ref_key = refs.run_key(rs[-1]) if refs is not None else None
         entries = (refs.entries.get(ref_key) or {}) if refs is not None else {}
         for ax, name in zip(row, names):
-            pts = [(i, r.perf[name][0]) for i, r in enumerate(rs) if name in r.perf]
+            pts = thin([(i, r.perf[name][0]) for i, r in enumerate(rs) if name in r.perf])
             unit = unit_of(rs, name)
             ax.set_title(f'{key_text(key)}\n{_label(name, unit)}', fontsize=8)
             if not pts:
@@ -114,8 +139,9 @@ def plot_trend(runs, refs, path, system):
             ax.plot(xs, ys, '-', color='#777777', lw=1)
             ax.scatter(xs, ys, c=['#4477aa' if ok else '#cc3311' for ok in inside], s=18,
                        zorder=3)
-            ax.set_xticks(list(xs))
-            ax.set_xticklabels([rs[i].when.strftime('%m-%d %H:%M') for i in xs], rotation=45,
+            ticks = list(xs)[::max(1, -(-len(xs) // TREND_TICKS))]
+            ax.set_xticks(ticks)
+            ax.set_xticklabels([rs[i].when.strftime('%m-%d %H:%M') for i in ticks], rotation=45,
                                ha='right', fontsize=6)
             ax.tick_params(axis='y', labelsize=7)
     handles, labels = [], []
@@ -126,7 +152,10 @@ def plot_trend(runs, refs, path, system):
             break
     if handles:
         fig.legend(handles, labels, loc='upper right', fontsize=8)
-    fig.suptitle(f'{system}: runs over time (red: outside the reference band)', fontsize=11)
+    shown = (f'; the {len(groups)} of {total} test cases run most recently'
+             if total > len(groups) else '')
+    fig.suptitle(f'{system}: runs over time (red: outside the reference band{shown})',
+                 fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(path, dpi=110)
     plt.close(fig)

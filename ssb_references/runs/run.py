@@ -4,6 +4,7 @@ Runs are keyed like the reference files: by the partition's full name, the
 variant, the model and, when the test has one, the scale.
 """
 import datetime
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -35,6 +36,7 @@ def normalize(value):
     return str(value)
 
 
+@functools.lru_cache(maxsize=4096)          # index values repeat in every run of a key
 def typed(text):
     """A number where the text is one (for YAML keys and values), else the text."""
     if text is None:
@@ -47,7 +49,7 @@ def typed(text):
         return text
 
 
-@dataclass
+@dataclass(slots=True)
 class Run:
     system: str
     partition: str            # full name, 'system:partition', as ReFrame's $partition

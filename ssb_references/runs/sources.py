@@ -8,8 +8,9 @@ class SelectionError(ValueError):
     """Options that select no runs, or that cannot go together."""
 
 
-def load_runs(args):
-    """(system, the runs selected; other systems' runs stay in for propose's check)."""
+def load_runs(args, read=None):
+    """(system, the runs selected; other systems' runs stay in for propose's check).
+    ``read``, a list: gets every run in the order its sources hold them."""
     if args.session and not args.db:
         raise SelectionError('--session needs --db')
     if args.since is not None and args.until is not None and args.since > args.until:
@@ -29,6 +30,8 @@ def load_runs(args):
             raise SelectionError(f'no perflogs {where}: run the suite first, or pass --perflog '
                                  f'or --db')
         source = args.perflog_dir
+    if read is not None:
+        read += runs
     systems = sorted({r.system for r in runs})
     system = args.system
     if system is None:
@@ -61,9 +64,11 @@ def read_all(tests, signature, perflog_dirs=(), perflogs=(), dbs=()):
         runs += perflog.read([path], test) if test in tests else []
     for db in dbs:
         runs += resultsdb.read(db, tests)
-    seen, unique = set(), []
+    seen, unique, signatures = set(), [], {}
     for r in sorted(runs, key=lambda r: r.time):
-        ident = (r.partition, r.test, r.get('name'), round(r.time, 3), signature(r))
+        sig = signature(r)
+        ident = (r.partition, r.test, r.get('name'), round(r.time, 3),
+                 signatures.setdefault(sig, sig))          # one copy of each signature
         if ident not in seen:        # a run in a perflog and in the results DB
             seen.add(ident)
             unique.append(r)
