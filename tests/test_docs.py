@@ -26,7 +26,8 @@ from ssb_references.cli import references as references_cli
 # The suite's programs, each with its argparse parser.
 PARSERS = {'payload': payload_cli.parser, 'ssb-references': references_cli.parser,
            'ssb-acceptance': acceptance.parser, 'sizeshape_datasets': datasets_cli.parser}
-BENCHMARKS = ('benchmarks/run.py', 'benchmarks/trust.py', 'benchmarks/fuzz_cli.py')
+BENCHMARKS = ('benchmarks/run.py', 'benchmarks/trust.py', 'benchmarks/fuzz_cli.py',
+              'benchmarks/concurrent_updates.py')
 
 # The programs whose options a document may name on their own, outside a command.
 DOC_PROGRAMS = {

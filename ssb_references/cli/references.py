@@ -7,6 +7,7 @@ import argparse
 import collections
 import sys
 
+from ssb_common import safefiles
 from ssb_contract import perf
 
 from ssb_references import __version__
@@ -170,10 +171,13 @@ def cmd_diff(args):
 
 def cmd_update(args):
     system, runs = sources.load_runs(args)
-    proposals, skipped, old, path, data = _propose(args, system, runs)
+    path = _propose(args, system, runs)[3]     # refused before the directory is touched
+    # Read again, merged and written under the file's lock: a concurrent update's entries stay.
+    with safefiles.locked(path):
+        proposals, skipped, old, path, data = _propose(args, system, runs)
+        saved = refwrite.write(path, refwrite.dump(data))
     print(_diff(old, proposals, args.replace))
     _notes(proposals, skipped, sys.stdout)
-    saved = refwrite.write(path, refwrite.dump(data))
     if saved:
         print(f'previous references kept as {saved}')
     print(f'wrote {path}')

@@ -28,6 +28,7 @@ import os
 
 import reframe.utility.sanity as sn
 
+from ssb_common import safefiles
 from ssb_contract import perf
 
 from ssb_references.reffile import strict_yaml
@@ -201,8 +202,7 @@ def parse(text, path, test=TEST_NAME):
 def load(path, test=TEST_NAME):
     """The file's references, or None when there is no file."""
     try:
-        with open(path) as f:
-            text = f.read()
+        text = safefiles.read_text(path)
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as err:
