@@ -60,6 +60,17 @@ def open_regular(path, mode='r', **kwargs):
         raise
 
 
+def require_regular(path):
+    """Refuse ``path`` if it is there and not a regular file (for files that another program,
+    SQLite or ReFrame, opens: a FIFO would hang it)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(f'{path} is {kind(mode)}, not a regular file: refusing to use it')
+
+
 def read_text(path):
     with open_regular(path) as f:
         return f.read()

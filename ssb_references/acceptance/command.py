@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+from ssb_common import safefiles
+
 from ssb_references import __version__
 from ssb_references.acceptance import outdir, webhook
 from ssb_references.cli.references import verdict_options
@@ -148,6 +150,7 @@ def run(args, extra):
         workdir = outdir.own_dir(os.path.join(out, 'reframe'))
         env = dict(os.environ, RFM_ENABLE_RESULTS_STORAGE='1')
         if args.db:
+            safefiles.require_regular(args.db)     # ReFrame would wait on a FIFO forever
             env['RFM_SQLITE_DB_FILE'] = os.path.abspath(args.db)
         # The references the tests read: under ReFrame's reference prefix.
         refs_dir = reffile.reference_dir(prefix=reframe_option(
