@@ -11,6 +11,9 @@ import glob
 import math
 import os
 
+from ssb_common import safefiles
+
+from ssb_references.runs import notices
 from ssb_references.runs.run import Run, TESTS, TEST_NAME, normalize
 
 
@@ -41,25 +44,45 @@ def _time(fields):
     return when.timestamp()
 
 
-def records(path):
-    """The records of one perflog file as dicts of text."""
-    out, header = [], None
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip('\n')
-            if not line:
+def _lines(path):
+    """(line number, text) of each complete line; a line that is not UTF-8 or has no end of
+    line (a writer killed mid-line) is skipped with a warning."""
+    bad = notices.PerFile(path)
+    with safefiles.open_regular(path, 'rb') as f:
+        for lineno, raw in enumerate(f, 1):
+            if not raw.endswith(b'\n'):
+                bad.warn(f'{lineno}: skipped: a line without its end (a writer killed '
+                         f'mid-line?)')
                 continue
-            fields = line.split('|')
-            if fields[0] == 'result':
-                header = fields
-            elif header is None:
-                raise PerflogError(f'{path}:{lineno}: a record before any header line '
-                                   f'(is this a ReFrame filelog perflog?)')
-            elif len(fields) != len(header):
-                raise PerflogError(f'{path}:{lineno}: {len(fields)} fields, the header has '
-                                   f'{len(header)} (a "|" inside a value?)')
-            else:
-                out.append(dict(zip(header, fields)))
+            try:
+                yield lineno, raw[:-1].decode(), bad
+            except UnicodeDecodeError as err:
+                bad.warn(f'{lineno}: skipped: not UTF-8 text ({err.reason} at byte '
+                         f'{err.start})')
+    bad.close()
+
+
+def records(path):
+    """(line number, record as a dict of text) of each record of one perflog file; a malformed
+    line costs that line, with a warning naming it."""
+    out, header, before_header = [], None, []
+    for lineno, line, bad in _lines(path):
+        if not line:
+            continue
+        fields = line.split('|')
+        if fields[0] == 'result':
+            header = fields
+        elif header is None:
+            before_header.append(lineno)
+            bad.warn(f'{lineno}: skipped: a record before any header line')
+        elif len(fields) != len(header):
+            bad.warn(f'{lineno}: skipped: {len(fields)} fields, the header has {len(header)} '
+                     f'(a torn line, or a "|" inside a value?)')
+        else:
+            out.append((lineno, dict(zip(header, fields))))
+    if header is None and before_header:
+        raise PerflogError(f'{path}:{before_header[0]}: a record before any header line '
+                           f'(is this a ReFrame filelog perflog?)')
     return out
 
 
@@ -79,7 +102,7 @@ def run_from_record(rec, source, test=TEST_NAME):
                           for k in ('ref', 'lower_thres', 'upper_thres'))
     time = _time(rec)
     if time is None:
-        raise PerflogError(f'{source}: a record without a job completion time')
+        raise PerflogError('a record without a job completion time')
     fields = {k: normalize(v) for k, v in rec.items()
               if not any(k.endswith(s) for s in ('_value', '_unit', '_ref', '_lower_thres',
                                                     '_upper_thres'))}
@@ -93,7 +116,11 @@ def read(paths, test=TEST_NAME):
     """Runs in these perflog files (the test's name is the file's)."""
     runs = []
     for path in paths:
-        runs += [run_from_record(rec, path, test) for rec in records(path)]
+        for lineno, rec in records(path):
+            try:
+                runs.append(run_from_record(rec, path, test))
+            except PerflogError as err:
+                notices.warn(f'{path}:{lineno}: skipped: {err}')
     return runs
 
 
