@@ -10,6 +10,7 @@ import errno
 import fcntl
 import itertools
 import os
+import shutil
 import socket
 import stat
 import tempfile
@@ -86,6 +87,37 @@ def own_subdir(path):
         raise NotRegularFile(f'{path} is {kind(mode)}, not a directory: refusing to write in it '
                              f'(remove it)')
     return path
+
+
+def own_dir(path, follow=False):
+    """Make the directory ``path`` or check the one there: the files written in it must not
+    be links that another user planted (output directories are often shared). Refused: a
+    symbolic link (unless ``follow``: the directory the user named), anything not a
+    directory, and a directory every user may write to without the sticky bit."""
+    os.makedirs(path, exist_ok=True)
+    st = os.stat(path) if follow else os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise NotRegularFile(f'{path} is a symbolic link: refusing to follow it (remove it)')
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotRegularFile(f'{path} is not a directory')
+    if st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
+        raise NotRegularFile(f'{path} is writable by every user and has no sticky bit: anyone '
+                             f'could plant links in it; chmod o-w (or +t) it first')
+    return path
+
+
+@contextlib.contextmanager
+def published(out):
+    """Yield a new private directory in ``out`` to write files in; when the block succeeds,
+    each is renamed into ``out``: a link planted there under its name is replaced, never
+    written through, and a failed block leaves nothing."""
+    tmp = atomic.private_dir(out, atomic.PARTIAL)
+    try:
+        yield tmp
+        for name in os.listdir(tmp):
+            os.replace(os.path.join(tmp, name), os.path.join(out, name))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def lock_path(path):

@@ -32,6 +32,7 @@ from ssb_contract import perf
 
 from ssb_references.reffile import strict_yaml
 from ssb_references.reffile.entrycheck import is_number, meta_problem, shown
+from ssb_references.runs import names
 from ssb_references.runs.run import TEST_NAME, meta_key, normalize
 
 META_KEY = 'ssb-references'
@@ -56,11 +57,11 @@ def reference_dir(given=None, prefix=None):
 
 def relative_path(system):
     """The file of ``system`` under ReFrame's reference prefix: what ``$ref`` names."""
-    return os.path.join(SUBDIR, f'{system}.yaml')
+    return os.path.join(SUBDIR, f'{names.checked(system)}.yaml')
 
 
 def path_for(ref_dir, system):
-    return os.path.join(ref_dir, f'{system}.yaml')
+    return os.path.join(ref_dir, f'{names.checked(system)}.yaml')
 
 
 def entry_tuple(entry):

@@ -1,6 +1,6 @@
 """The runs a command reads, from what its options name (perflogs, a results database,
 sessions, a time window, test variables; cli/options.py adds those options)."""
-from ssb_references.runs import perflog, resultsdb
+from ssb_references.runs import names, perflog, resultsdb
 from ssb_references.runs.run import TESTS, TEST_NAME, select
 
 
@@ -10,6 +10,8 @@ class SelectionError(ValueError):
 
 def load_runs(args):
     """(system, the runs selected; other systems' runs stay in for propose's check)."""
+    if args.system is not None:
+        names.checked(args.system)              # it names a directory and a file
     if args.session and not args.db:
         raise SelectionError('--session needs --db')
     if args.since is not None and args.until is not None and args.since > args.until:
@@ -29,6 +31,7 @@ def load_runs(args):
             raise SelectionError(f'no perflogs {where}: run the suite first, or pass --perflog '
                                  f'or --db')
         source = args.perflog_dir
+    runs = names.keep_named(runs)               # names from the data build file names
     systems = sorted({r.system for r in runs})
     system = args.system
     if system is None:
@@ -61,6 +64,7 @@ def read_all(tests, signature, perflog_dirs=(), perflogs=(), dbs=()):
         runs += perflog.read([path], test) if test in tests else []
     for db in dbs:
         runs += resultsdb.read(db, tests)
+    runs = names.keep_named(runs)
     seen, unique = set(), []
     for r in sorted(runs, key=lambda r: r.time):
         ident = (r.partition, r.test, r.get('name'), round(r.time, 3), signature(r))
