@@ -67,8 +67,8 @@ def test_out_replaces_a_planted_link_never_writes_through_it(tmp_path, perflogs,
     out.mkdir()
     victim.write_text('precious\n')
     (out / name).symlink_to(victim)
-    args = ['--system', 'generic', '--before', '..2027-01-15T08:01:30', '--after',
-            '2027-01-15T08:01:30..'] if command == 'compare' else []
+    args = ['--system', 'generic', '--before', '..2023-11-14T22:14:50', '--after',
+            '2023-11-14T22:14:50..'] if command == 'compare' else []
     status, stdout, err = run_cli(capsys, command, '--perflog-dir', perflogs, *args,
                                   '--out', out, '--no-plots')
     assert status == 0 and f'wrote {out}/{name}' in stdout, err
@@ -83,8 +83,8 @@ def test_out_writable_by_everyone_without_sticky_bit_is_refused(tmp_path, perflo
     out = tmp_path / 'open'
     out.mkdir()
     out.chmod(0o777)
-    sides = ['--system', 'generic', '--before', '..2027-01-15T08:01:30', '--after',
-             '2027-01-15T08:01:30..'] if command == 'compare' else []
+    sides = ['--system', 'generic', '--before', '..2023-11-14T22:14:50', '--after',
+             '2023-11-14T22:14:50..'] if command == 'compare' else []
     status, _, err = run_cli(capsys, command, '--perflog-dir', perflogs, *sides, '--out', out,
                              '--no-plots')
     assert status == 2 and err.splitlines()[-1] == (

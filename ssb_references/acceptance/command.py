@@ -25,7 +25,7 @@ from ssb_references.cli.references import verdict_options
 from ssb_references.judge import acceptance_judge, drift
 from ssb_references.reffile import reffile
 from ssb_references.report import charts, report
-from ssb_references.runs import resultsdb
+from ssb_references.runs import records, resultsdb
 from ssb_references.runs.run import TESTS, index_attrs
 
 WEBHOOK_ENV = 'SSB_ACCEPTANCE_WEBHOOK_URL'
@@ -208,7 +208,7 @@ def session_verdicts(db, uuid, system, refs_path, args):
     """drift's verdicts on every run of the session ``uuid``, against the stored sessions of
     the same system (history) or the references."""
     try:
-        stored = [r for r in resultsdb.read(db, TESTS) if r.system == system]
+        stored = records.checked([r for r in resultsdb.read(db, TESTS) if r.system == system])
     except resultsdb.ResultsDBError as err:
         raise Failure(str(err)) from None
     verdicts = []

@@ -1,6 +1,6 @@
 """The runs a command reads, from what its options name (perflogs, a results database,
 sessions, a time window, test variables; cli/options.py adds those options)."""
-from ssb_references.runs import names, perflog, resultsdb
+from ssb_references.runs import names, perflog, records, resultsdb
 from ssb_references.runs.run import TESTS, TEST_NAME, select
 
 
@@ -31,7 +31,7 @@ def load_runs(args):
             raise SelectionError(f'no perflogs {where}: run the suite first, or pass --perflog '
                                  f'or --db')
         source = args.perflog_dir
-    runs = names.keep_named(runs)               # names from the data build file names
+    runs = records.checked(names.keep_named(runs))    # no path, no verdict from one record
     systems = sorted({r.system for r in runs})
     system = args.system
     if system is None:
@@ -64,7 +64,7 @@ def read_all(tests, signature, perflog_dirs=(), perflogs=(), dbs=()):
         runs += perflog.read([path], test) if test in tests else []
     for db in dbs:
         runs += resultsdb.read(db, tests)
-    runs = names.keep_named(runs)
+    runs = records.checked(names.keep_named(runs))
     seen, unique = set(), []
     for r in sorted(runs, key=lambda r: r.time):
         ident = (r.partition, r.test, r.get('name'), round(r.time, 3), signature(r))
