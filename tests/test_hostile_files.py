@@ -96,6 +96,16 @@ MALFORMED = {
             steady_epoch_time=[10**400, None, 0.1, 's']),
         'TrainingTest.generic:default.lrfs.smallcnn.single.steady_epoch_time: the value '
         f"{'1' + '0' * 56}... is not a finite number"),
+    'a unit that is not the variable\'s': (
+        lambda d: d['TrainingTest']['generic:default']['lrfs']['smallcnn']['single'].update(
+            steady_epoch_time=[500.0, None, 0.1, 'ms']),
+        "TrainingTest.generic:default.lrfs.smallcnn.single.steady_epoch_time: the unit 'ms' "
+        "is not steady_epoch_time's, 's'"),
+    'a misspelt variable': (
+        lambda d: d['TrainingTest']['generic:default']['lrfs']['smallcnn']['single'].update(
+            stedy_epoch_time=[0.5, None, 0.1, 's']),
+        "TrainingTest.generic:default.lrfs.smallcnn.single.stedy_epoch_time: no performance "
+        "variable 'stedy_epoch_time' in this suite (misspelt? docs/metrics.md lists them)"),
     'a band that overflows': (
         lambda d: d['TrainingTest']['generic:default']['lrfs']['smallcnn']['single'].update(
             steady_epoch_time=[1e308, None, 10, 's']),

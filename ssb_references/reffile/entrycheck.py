@@ -4,6 +4,8 @@ reffile.py checks the entries themselves; this checks how they were made."""
 import math
 import numbers
 
+from ssb_contract import perf
+
 # Shown of a refused value: enough to find it, never a screenful.
 SHOWN_CHARS = 60
 
@@ -50,4 +52,17 @@ def meta_problem(meta, meta_key):
             if not isinstance(var, str) or not _scalar(value):
                 return (f'{where}.workload.{var}: expected a number, text, true/false or null, '
                         f'got {shown(value)}')
+    return None
+
+
+def variable_problem(where, name, unit):
+    """None if ``name`` is a performance variable of the suite and ``unit`` (an entry's; None:
+    not given) is its unit, else what is wrong: ReFrame would skip a misspelt variable's
+    entry, or compare seconds with milliseconds, without a word."""
+    var = perf.BY_NAME.get(name)
+    if var is None:
+        return (f'{where}: no performance variable {shown(name)} in this suite (misspelt? '
+                f'docs/metrics.md lists them)')
+    if unit is not None and unit != var.unit:
+        return f'{where}: the unit {shown(unit)} is not {name}\'s, {var.unit!r}'
     return None

@@ -31,7 +31,8 @@ from ssb_common import safefiles
 from ssb_contract import perf
 
 from ssb_references.reffile import strict_yaml
-from ssb_references.reffile.entrycheck import is_number, meta_problem, shown
+from ssb_references.reffile.entrycheck import (is_number, meta_problem, shown,
+                                               variable_problem)
 from ssb_references.runs import names
 from ssb_references.runs.run import TEST_NAME, meta_key, normalize
 
@@ -188,7 +189,8 @@ def parse(text, path, test=TEST_NAME):
                       f'{index}, got {shown(node)}')
         if depth == len(index):
             for var, val in node.items():
-                problem = check_tuple(f'{where}.{var}', val)
+                problem = check_tuple(f'{where}.{var}', val) or variable_problem(
+                    f'{where}.{var}', var, entry_tuple(val)[3])
                 if problem:
                     raise bad(problem)
             entries[tuple(key)] = dict(node)
