@@ -69,14 +69,17 @@ def test_a_special_perflog_or_database_is_one_error_line(tmp_path, what):
         f'file: refusing to use it\n')
 
 
-def test_a_fifo_results_database_of_ssb_acceptance_is_one_error_line(tmp_path):
+@pytest.mark.parametrize('option, name', [('--db', 'results.db'), ('-C', 'site.py')])
+def test_a_fifo_database_or_configuration_of_ssb_acceptance_is_one_error_line(tmp_path, option,
+                                                                               name):
     from conftest import REPO
-    os.mkfifo(tmp_path / 'results.db')
-    status, err = cli('ssb-acceptance', '--out', tmp_path / 'out', '--db',
-                      tmp_path / 'results.db', cwd=REPO)
+    os.mkfifo(tmp_path / name)
+    status, err = cli('ssb-acceptance', '--out', tmp_path / 'out', option, tmp_path / name,
+                      cwd=REPO)
     assert status == 2 and err == (
-        f'ssb-acceptance: error: {tmp_path}/results.db is a FIFO (named pipe), not a regular '
+        f'ssb-acceptance: error: {tmp_path}/{name} is a FIFO (named pipe), not a regular '
         f'file: refusing to use it\n')
+    assert not (tmp_path / 'out').exists()
 
 
 ENTRY = 'generic:default/lrfs/smallcnn/single'

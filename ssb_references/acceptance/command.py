@@ -136,6 +136,9 @@ def run(args, extra):
     if not os.path.isfile(os.path.join(args.checks, 'training.py')):
         raise Failure(f'no size-shape-bench tests in {args.checks}: run from the repository '
                       f'root or pass --checks DIR')
+    for given in (args.config, args.db):            # ReFrame would wait on a FIFO forever
+        if given:
+            safefiles.require_regular(given)
     out = outdir.own_dir(os.path.abspath(args.out), follow=True)
     outdir.own_dir(os.path.join(out, 'reports'))
     with outdir.Lock(out):
@@ -150,7 +153,6 @@ def run(args, extra):
         workdir = outdir.own_dir(os.path.join(out, 'reframe'))
         env = dict(os.environ, RFM_ENABLE_RESULTS_STORAGE='1')
         if args.db:
-            safefiles.require_regular(args.db)     # ReFrame would wait on a FIFO forever
             env['RFM_SQLITE_DB_FILE'] = os.path.abspath(args.db)
         # The references the tests read: under ReFrame's reference prefix.
         refs_dir = reffile.reference_dir(prefix=reframe_option(
