@@ -20,7 +20,7 @@ import tempfile
 from ssb_common import safefiles
 
 from ssb_references import __version__
-from ssb_references.acceptance import outdir, webhook
+from ssb_references.acceptance import child, outdir, webhook
 from ssb_references.cli.references import verdict_options
 from ssb_references.judge import acceptance_judge, drift
 from ssb_references.reffile import reffile
@@ -167,8 +167,8 @@ def run(args, extra):
                 mode = args.mode or ('acceptance' if args.config else None)
                 cmd = reframe_base(args) + (['--mode', mode] if mode else []) + [
                     '--dry-run' if args.dry_run else '-r', '--report-file', report_file, *extra]
-                proc = subprocess.run(cmd, cwd=workdir, env=env, stdout=log,
-                                      stderr=subprocess.STDOUT)
+                status = child.run(cmd, cwd=workdir, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT)    # dies with this command
         finally:
             if empty_refs:
                 shutil.rmtree(empty_refs, ignore_errors=True)
@@ -176,13 +176,13 @@ def run(args, extra):
             with open(os.path.join(partial, 'reframe.log')) as f:
                 tail = f.read()[-3000:]
             shutil.rmtree(partial, ignore_errors=True)
-            raise Failure(f'ReFrame ran no test (exit status {proc.returncode}):\n'
+            raise Failure(f'ReFrame ran no test (exit status {status}):\n'
                           f'{without_traceback(tail)}')
         with open(report_file) as f:
             session = json.load(f)
         if args.dry_run:
             shutil.rmtree(partial, ignore_errors=True)
-            return acceptance_judge.dry_run_summary(session, proc.returncode)
+            return acceptance_judge.dry_run_summary(session, status)
         db = results_db(args, env)
         uuid = session['session_info'].get('uuid')
         previous = acceptance_judge.previous_session(db, uuid)
@@ -251,7 +251,8 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         summary = run(args, extra)
-    except (Failure, outdir.OutDirError, OSError, ValueError, resultsdb.ResultsDBError) as err:
+    except (Failure, outdir.OutDirError, OSError, ValueError, resultsdb.ResultsDBError,
+            child.Stopped) as err:
         # ValueError: a report file or database ReFrame left unreadable.
         print(f'ssb-acceptance: error: {err}', file=sys.stderr)
         return acceptance_judge.NOT_RUN
