@@ -34,12 +34,14 @@ def value_problem(name, value):
 
 
 def _identity(run):
-    """What makes two records the same run: its job (or stored session) and its values."""
+    """What makes two records the same run: its job (or stored session) and its values, in one
+    kind of source (a run in a perflog and in the results database is sources.read_all's to
+    merge, without a warning)."""
     job = run.get('jobid') or run.session
     if not job:
         return None
-    return (run.test, run.partition, run.get('name'), run.variant, run.get('model'), job,
-            tuple(sorted(run.perf.items())))
+    return (bool(run.session), run.test, run.partition, run.get('name'), run.variant,
+            run.get('model'), job, tuple(sorted(run.perf.items())))
 
 
 def _stamp(seconds):
