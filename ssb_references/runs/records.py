@@ -34,14 +34,15 @@ def value_problem(name, value):
 
 
 def _identity(run):
-    """What makes two records the same run: its job (or stored session) and its values, in one
+    """What makes two records the same run: its job (or stored session) and all its values
+    (test variables too: another workload's record is another run), in one
     kind of source (a run in a perflog and in the results database is sources.read_all's to
     merge, without a warning)."""
     job = run.get('jobid') or run.session
     if not job:
         return None
-    return (bool(run.session), run.test, run.partition, run.get('name'), run.variant,
-            run.get('model'), job, tuple(sorted(run.perf.items())))
+    return (bool(run.session), run.test, run.partition, job,
+            tuple(sorted(run.fields.items())), tuple(sorted(run.perf.items())))
 
 
 def _stamp(seconds):
