@@ -34,7 +34,7 @@ from ssb_references.cli import references as cli  # noqa: E402
 from ssb_references.judge import changes  # noqa: E402
 from ssb_references.runs import perflog  # noqa: E402
 
-T0 = 1_800_000_000.0                # 2027-01-15T08:00Z: the first night
+T0 = 1_673_769_600.0                # 2023-01-15T08:00Z: the first night, 1000 nights ago
 DAY = 86400.0
 RATES = {v.name for v in perf.PERF_VARS if v.follows == 'steady_epoch_time'}
 SELECTION = ['-n', 'TrainingTest.*lrfs.*single', '-S', 'epochs=3']
@@ -55,7 +55,7 @@ def real_perflog(workdir):
 def templates(path):
     """The real records of one perflog file, one per test case."""
     found = {}
-    for rec in perflog.records(path):
+    for _, rec in perflog.records(path):
         found.setdefault((rec.get('variant'), rec.get('model'), rec.get('scale')), rec)
     return list(found.values())
 

@@ -9,6 +9,7 @@ fails the test at set-up, naming what is allowed (docs/hostile-input.md).
 import math
 import os
 import re
+import unicodedata
 
 import reframe.core.runtime as rt
 import reframe.utility.typecheck as typ
@@ -148,6 +149,10 @@ def _text(name, value):
                      ('\0', 'cannot be in an argument')):
         if bad in value:
             yield f'-S {name}={value!r}: {bad!r} {why}; choose a value without it'
+    for bad in sorted({c for c in value if unicodedata.category(c) == 'Cc'} - {'\n', '\0'}):
+        yield (f'-S {name}={value!r}: {bad!r} is a control character, which garbles the '
+               f'perflog line for its readers (a carriage return ends it); choose a value '
+               f'without it')
 
 
 def _setting(option, value):

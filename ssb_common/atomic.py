@@ -42,7 +42,7 @@ def _alive(pid):
     return True
 
 
-def _tag(prefix):
+def tag(prefix):
     """A name prefix that says which process made it: ``<prefix><host>@<pid>-`` ('@' is in
     no host name: host ``node``'s tags never match those of ``node-2``)."""
     return f'{prefix}{socket.gethostname()}@{os.getpid()}-'
@@ -50,7 +50,7 @@ def _tag(prefix):
 
 def clean_stale(parent, prefix):
     """Remove what killed processes of this host left under ``parent`` with ``prefix``
-    (made by ``_tag``): a killed writer cannot clean up after itself."""
+    (made by ``tag``): a killed writer cannot clean up after itself."""
     mine = f'{prefix}{socket.gethostname()}@'
     try:
         names = os.listdir(parent)
@@ -70,7 +70,7 @@ def clean_stale(parent, prefix):
 def private_dir(parent, prefix):
     """A new directory of this process's own under ``parent``, after clean_stale."""
     clean_stale(parent, prefix)
-    return tempfile.mkdtemp(prefix=_tag(prefix), dir=parent)
+    return tempfile.mkdtemp(prefix=tag(prefix), dir=parent)
 
 
 @contextlib.contextmanager
@@ -91,7 +91,7 @@ def file(path, suffix='', overwrite=False):
     """Yield a temporary sibling file name of ``path``; renamed to ``path`` on success."""
     parent = _parent_of(path, overwrite)
     clean_stale(parent, PARTIAL)
-    fd, tmp = tempfile.mkstemp(prefix=_tag(PARTIAL), suffix=suffix, dir=parent)
+    fd, tmp = tempfile.mkstemp(prefix=tag(PARTIAL), suffix=suffix, dir=parent)
     os.close(fd)
     try:
         yield tmp

@@ -139,7 +139,7 @@ def test_clean_stale_removes_only_this_hosts_dead_writers(tmp_path):
     kept = [tmp_path / f'ssb-x-{host}@{os.getpid()}-abc',      # alive: this process
             tmp_path / f'ssb-x-other{host}@{dead}-abc',        # another host's
             tmp_path / f'ssb-x-{host}-2@{dead}-abc',           # host <host>-2's
-            tmp_path / f'ssb-x-{host}@notapid-abc',            # not a tag of _tag's
+            tmp_path / f'ssb-x-{host}@notapid-abc',            # not a tag of tag's
             tmp_path / f'ssb-y-{host}@{dead}-abc']             # another prefix
     for path in kept:
         path.write_text('keep')

@@ -27,7 +27,8 @@ from ssb_references.cli import references as references_cli
 PARSERS = {'payload': payload_cli.parser, 'ssb-references': references_cli.parser,
            'ssb-acceptance': acceptance.parser, 'sizeshape_datasets': datasets_cli.parser}
 BENCHMARKS = ('benchmarks/run.py', 'benchmarks/trust.py', 'benchmarks/fuzz_cli.py',
-              'benchmarks/changes_proof.py', 'benchmarks/growth.py')
+              'benchmarks/changes_proof.py', 'benchmarks/growth.py',
+              'benchmarks/concurrent_updates.py')
 
 # The programs whose options a document may name on their own, outside a command.
 DOC_PROGRAMS = {

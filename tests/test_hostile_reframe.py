@@ -64,6 +64,9 @@ REFUSED = [{
     'crop_size=300': '-S crop_size=300 must be at most -S image_size=256',
     'memory_limit_gib=-1': '-S memory_limit_gib=-1.0 must be a finite number above 0',
     'input_threads=-2': '-S input_threads=-2 must be at least 0',
+    'data_dir=/data\rmame': "-S data_dir='/data\\rmame': '\\r' is a control character, which "
+                            "garbles the perflog line for its readers (a carriage return ends "
+                            "it)",
 }]
 # The data fixture's: it failed, and the training tests that need it did not run.
 REFUSED_DATA = {'seed=x': "-S seed='x' is not a whole number",

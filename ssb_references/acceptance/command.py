@@ -17,14 +17,16 @@ import subprocess
 import sys
 import tempfile
 
+from ssb_common import safefiles
+
 from ssb_references import __version__
-from ssb_references.acceptance import outdir, recent_changes, webhook
+from ssb_references.acceptance import child, outdir, recent_changes, webhook
 from ssb_references.cli import options
 from ssb_references.cli.references import verdict_options
 from ssb_references.judge import acceptance_judge, drift, drift_family
 from ssb_references.reffile import reffile
 from ssb_references.report import charts, report
-from ssb_references.runs import resultsdb
+from ssb_references.runs import records, resultsdb
 from ssb_references.runs.run import TESTS, index_attrs
 
 WEBHOOK_ENV = 'SSB_ACCEPTANCE_WEBHOOK_URL'
@@ -139,6 +141,9 @@ def run(args, extra):
     if not os.path.isfile(os.path.join(args.checks, 'training.py')):
         raise Failure(f'no size-shape-bench tests in {args.checks}: run from the repository '
                       f'root or pass --checks DIR')
+    for given in (args.config, args.db):            # ReFrame would wait on a FIFO forever
+        if given:
+            safefiles.require_regular(given)
     out = outdir.own_dir(os.path.abspath(args.out), follow=True)
     outdir.own_dir(os.path.join(out, 'reports'))
     with outdir.Lock(out):
@@ -167,8 +172,8 @@ def run(args, extra):
                 mode = args.mode or ('acceptance' if args.config else None)
                 cmd = reframe_base(args) + (['--mode', mode] if mode else []) + [
                     '--dry-run' if args.dry_run else '-r', '--report-file', report_file, *extra]
-                proc = subprocess.run(cmd, cwd=workdir, env=env, stdout=log,
-                                      stderr=subprocess.STDOUT)
+                status = child.run(cmd, cwd=workdir, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT)    # dies with this command
         finally:
             if empty_refs:
                 shutil.rmtree(empty_refs, ignore_errors=True)
@@ -176,13 +181,13 @@ def run(args, extra):
             with open(os.path.join(partial, 'reframe.log')) as f:
                 tail = f.read()[-3000:]
             shutil.rmtree(partial, ignore_errors=True)
-            raise Failure(f'ReFrame ran no test (exit status {proc.returncode}):\n'
+            raise Failure(f'ReFrame ran no test (exit status {status}):\n'
                           f'{without_traceback(tail)}')
         with open(report_file) as f:
             session = json.load(f)
         if args.dry_run:
             shutil.rmtree(partial, ignore_errors=True)
-            return acceptance_judge.dry_run_summary(session, proc.returncode)
+            return acceptance_judge.dry_run_summary(session, status)
         db = results_db(args, env)
         uuid = session['session_info'].get('uuid')
         previous = acceptance_judge.previous_session(db, uuid)
@@ -210,7 +215,7 @@ def session_verdicts(db, uuid, system, refs_path, args):
     """drift's verdicts on every run of the session ``uuid``, against the stored sessions of
     the same system (history) or the references."""
     try:
-        stored = [r for r in resultsdb.read(db, TESTS) if r.system == system]
+        stored = records.checked([r for r in resultsdb.read(db, TESTS) if r.system == system])
     except resultsdb.ResultsDBError as err:
         raise Failure(str(err)) from None
     verdicts = []
@@ -255,7 +260,8 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         summary = run(args, extra)
-    except (Failure, outdir.OutDirError, OSError, ValueError, resultsdb.ResultsDBError) as err:
+    except (Failure, outdir.OutDirError, OSError, ValueError, resultsdb.ResultsDBError,
+            child.Stopped) as err:
         # ValueError: a report file or database ReFrame left unreadable.
         print(f'ssb-acceptance: error: {err}', file=sys.stderr)
         return acceptance_judge.NOT_RUN

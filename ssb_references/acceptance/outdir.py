@@ -4,8 +4,8 @@ finished report published in one rename, with DIR/latest pointing at it."""
 import datetime
 import fcntl
 import os
-import stat
 
+from ssb_common import safefiles
 from ssb_common.atomic import umask
 
 
@@ -18,20 +18,11 @@ def now():
 
 
 def own_dir(path, follow=False):
-    """Make the directory ``path`` or check the one there: the files this command writes in
-    it must not be links that another user planted (``--out`` is often shared). Refused: a
-    symbolic link (unless ``follow``: ``--out`` itself), anything not a directory, and a
-    directory every user may write to without the sticky bit."""
-    os.makedirs(path, exist_ok=True)
-    st = os.stat(path) if follow else os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        raise OutDirError(f'{path} is a symbolic link: refusing to follow it (remove it)')
-    if not stat.S_ISDIR(st.st_mode):
-        raise OutDirError(f'{path} is not a directory')
-    if st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
-        raise OutDirError(f'{path} is writable by every user and has no sticky bit: anyone could '
-                      f'plant links in it; chmod o-w (or +t) it first')
-    return path
+    """safefiles.own_dir, its refusal this command's."""
+    try:
+        return safefiles.own_dir(path, follow)
+    except safefiles.NotRegularFile as err:
+        raise OutDirError(str(err)) from None
 
 
 class Lock:

@@ -4,6 +4,8 @@ compare/picture.py's)."""
 import argparse
 import os
 
+from ssb_common import safefiles
+
 from ssb_references.cli import options
 from ssb_references.compare import compare, output
 from ssb_references.judge import stats
@@ -80,15 +82,17 @@ def run(args, out):
     if not result.rows:
         raise compare.CompareError('nothing compared: ' + ('; '.join(result.left_out) or
                                                            'no common test'))
-    os.makedirs(args.out, exist_ok=True)
-    written = [output.write_csv(result, os.path.join(args.out, 'compare.csv'))]
-    picture = None
-    if not args.no_plots:
-        from ssb_references.compare import picture
-        picture = picture.plot(result, os.path.join(args.out, 'compare.png'))
-        written.append(picture)
-    written.append(output.write_markdown(result, os.path.join(args.out, 'compare.md'),
-                                              picture))
+    # Written in a new directory of its own, then renamed into --out: never through a link.
+    with safefiles.published(safefiles.own_dir(args.out, follow=True)) as tmp:
+        written = [output.write_csv(result, os.path.join(tmp, 'compare.csv'))]
+        picture = None
+        if not args.no_plots:
+            from ssb_references.compare import picture
+            picture = picture.plot(result, os.path.join(tmp, 'compare.png'))
+            written.append(picture)
+        written.append(output.write_markdown(result, os.path.join(tmp, 'compare.md'),
+                                                  picture))
+    written = [os.path.join(args.out, os.path.basename(w)) for w in written]
     for line in result.left_out:
         print(f'left out: {line}', file=out)
     for line in result.notes:

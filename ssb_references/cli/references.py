@@ -5,8 +5,10 @@ Exit status: 0 done; 1 ``drift`` found drift; 2 refused or failed (the message s
 """
 import argparse
 import collections
+import os
 import sys
 
+from ssb_common import safefiles
 from ssb_contract import perf
 
 from ssb_references import __version__
@@ -173,10 +175,13 @@ def cmd_diff(args):
 
 def cmd_update(args):
     system, runs = sources.load_runs(args)
-    proposals, skipped, old, path, data = _propose(args, system, runs)
+    path = _propose(args, system, runs)[3]     # refused before the directory is touched
+    # Read again, merged and written under the file's lock: a concurrent update's entries stay.
+    with safefiles.locked(path):
+        proposals, skipped, old, path, data = _propose(args, system, runs)
+        saved = refwrite.write(path, refwrite.dump(data))
     print(_diff(old, proposals, args.replace))
     _notes(proposals, skipped, sys.stdout)
-    saved = refwrite.write(path, refwrite.dump(data))
     if saved:
         print(f'previous references kept as {saved}')
     print(f'wrote {path}')
@@ -221,9 +226,12 @@ def cmd_report(args):
         raise UsageError(f'no runs of {system!r} selected')
     path = reffile.path_for(reffile.reference_dir(args.reference_dir), system)
     refs = reffile.load(path)
-    written, rows = report.write_report(runs, refs, args.out, system, args.last,
-                                        plots=not args.no_plots,
-                                        tta_aggregate=args.tta_aggregate)
+    # Written in a new directory of its own, then renamed into --out: never through a link.
+    with safefiles.published(safefiles.own_dir(args.out, follow=True)) as tmp:
+        written, rows = report.write_report(runs, refs, tmp, system, args.last,
+                                            plots=not args.no_plots,
+                                            tta_aggregate=args.tta_aggregate)
+    written = [os.path.join(args.out, os.path.basename(w)) for w in written]
     print(table(report.HEADERS, report.summary_table(rows)))
     tta = [r for r in runs if r.test == report.TTA_TEST]
     if tta:

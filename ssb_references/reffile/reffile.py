@@ -23,14 +23,17 @@ Thresholds are ReFrame's: fractions of the value, ``lower`` in [-1, 0] and
 for unbounded. ``update`` copies the previous file to ``history/`` first.
 """
 import math
-import numbers
 import os
 
 import reframe.utility.sanity as sn
 
+from ssb_common import safefiles
 from ssb_contract import perf
 
 from ssb_references.reffile import strict_yaml
+from ssb_references.reffile.entrycheck import (is_number, meta_problem, shown,
+                                               variable_problem)
+from ssb_references.runs import names
 from ssb_references.runs.run import TEST_NAME, meta_key, normalize
 
 META_KEY = 'ssb-references'
@@ -55,11 +58,11 @@ def reference_dir(given=None, prefix=None):
 
 def relative_path(system):
     """The file of ``system`` under ReFrame's reference prefix: what ``$ref`` names."""
-    return os.path.join(SUBDIR, f'{system}.yaml')
+    return os.path.join(SUBDIR, f'{names.checked(system)}.yaml')
 
 
 def path_for(ref_dir, system):
-    return os.path.join(ref_dir, f'{system}.yaml')
+    return os.path.join(ref_dir, f'{names.checked(system)}.yaml')
 
 
 def entry_tuple(entry):
@@ -119,31 +122,31 @@ def noise_limit(refs):
     return (refs.meta if refs else {}).get(NOISE_LIMIT_KEY, perf.NOISE_LIMIT_CV)
 
 
-def _is_number(x):
-    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def check_tuple(where, val):
     """None if ``val`` is a valid reference entry, else what is wrong with it."""
     if isinstance(val, list) and val and val[0] == '$xfail':
         if len(val) != 3 or not isinstance(val[2], list):
-            return f'{where}: expected [$xfail, message, [value, lower, upper, unit]], got {val!r}'
+            return (f'{where}: expected [$xfail, message, [value, lower, upper, unit]], '
+                    f'got {shown(val)}')
         return check_tuple(where, val[2])
     if not isinstance(val, list) or len(val) not in (3, 4):
-        return f'{where}: expected [value, lower, upper, unit], got {val!r}'
+        return f'{where}: expected [value, lower, upper, unit], got {shown(val)}'
     ref, lower, upper = val[:3]
-    if not _is_number(ref):
-        return f'{where}: the value {ref!r} is not a number'
+    if not is_number(ref):
+        return f'{where}: the value {shown(ref)} is not a finite number'
     for name, thres in (('lower', lower), ('upper', upper)):
-        if thres is not None and not _is_number(thres):
-            return f'{where}: the {name} threshold {thres!r} is neither a number nor null'
+        if thres is not None and not is_number(thres):
+            return (f'{where}: the {name} threshold {shown(thres)} is neither a finite number '
+                    f'nor null')
     try:
-        band(ref, lower, upper)                 # ReFrame's own rules for the thresholds
+        bounds = band(ref, lower, upper)        # ReFrame's own rules for the thresholds
     except ValueError as err:
         return (f'{where}: {err} for the value {ref} '
                 f'(see "The reference file" in docs/references.md)')
+    if any(t is not None and not math.isfinite(b) for t, b in zip((lower, upper), bounds)):
+        return f'{where}: the band of {ref} with these thresholds overflows: {bounds}'
     if len(val) == 4 and val[3] is not None and not isinstance(val[3], str):
-        return f'{where}: the unit {val[3]!r} is not text'
+        return f'{where}: the unit {shown(val[3])} is not text'
     return None
 
 
@@ -163,9 +166,11 @@ def parse(text, path, test=TEST_NAME):
     meta = data.get(META_KEY) or {}
     if not isinstance(meta, dict):
         raise bad(f'{META_KEY!r} must be a mapping')
+    if meta_problem(meta, META_KEY):
+        raise bad(meta_problem(meta, META_KEY))
     limit = meta.get(NOISE_LIMIT_KEY, perf.NOISE_LIMIT_CV)
-    if not _is_number(limit) or limit <= 0:
-        raise bad(f'{META_KEY}.{NOISE_LIMIT_KEY} must be a positive number, got {limit!r}')
+    if not is_number(limit) or limit <= 0:
+        raise bad(f'{META_KEY}.{NOISE_LIMIT_KEY} must be a positive number, got {shown(limit)}')
     tree = data.get(test)
     if tree is None:
         return RefFile(path, ['$partition'], {}, meta, test)
@@ -174,17 +179,18 @@ def parse(text, path, test=TEST_NAME):
     index = tree.get('$index', ['$partition'])
     if (not isinstance(index, list) or not index or
             not all(isinstance(i, str) for i in index)):
-        raise bad(f'{test}.$index must be a list of attribute names, got {index!r}')
+        raise bad(f'{test}.$index must be a list of attribute names, got {shown(index)}')
     entries = {}
 
     def walk(node, key, depth):
         where = '.'.join([test] + [str(k) for k in key])
         if not isinstance(node, dict):
             raise bad(f'{where}: expected a mapping with one level per $index key '
-                      f'{index}, got {node!r}')
+                      f'{index}, got {shown(node)}')
         if depth == len(index):
             for var, val in node.items():
-                problem = check_tuple(f'{where}.{var}', val)
+                problem = check_tuple(f'{where}.{var}', val) or variable_problem(
+                    f'{where}.{var}', var, entry_tuple(val)[3])
                 if problem:
                     raise bad(problem)
             entries[tuple(key)] = dict(node)
@@ -201,8 +207,7 @@ def parse(text, path, test=TEST_NAME):
 def load(path, test=TEST_NAME):
     """The file's references, or None when there is no file."""
     try:
-        with open(path) as f:
-            text = f.read()
+        text = safefiles.read_text(path)
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as err:

@@ -3,12 +3,11 @@ updated with the proposals, dumped as readable YAML, written atomically and chec
 reader before they replace the old file, which goes to history/ first."""
 import datetime
 import os
-import shutil
 
 import yaml
 
 from ssb_contract import perf
-from ssb_common import atomic
+from ssb_common import atomic, safefiles
 
 from ssb_references import __version__
 from ssb_references.reffile.reffile import (META_KEY, NOISE_LIMIT_KEY, RefFileError, noise_limit,
@@ -95,21 +94,19 @@ def dump(data):
     return HEADER.format(system=system) + body
 
 
-def _history_path(path, now):
+def _keep_history(path, now):
+    """Copy the file at ``path`` to history/ under the time ``now``: complete or absent."""
+    hist = safefiles.own_subdir(os.path.join(os.path.dirname(os.path.abspath(path)),
+                                             HISTORY_DIR))
     base = os.path.splitext(os.path.basename(path))[0]
-    hist = os.path.join(os.path.dirname(os.path.abspath(path)), HISTORY_DIR)
-    stamp = now.strftime('%Y%m%dT%H%M%SZ')
-    candidate = os.path.join(hist, f'{base}.{stamp}.yaml')
-    n = 1
-    while os.path.exists(candidate):
-        candidate = os.path.join(hist, f'{base}.{stamp}.{n}.yaml')
-        n += 1
-    return candidate
+    return safefiles.copy_complete(path, hist,
+                                   safefiles.numbered(f'{base}.{now:%Y%m%dT%H%M%SZ}', '.yaml'))
 
 
 def write(path, text, now=None):
     """Write atomically (temporary file, checked, then renamed over the old one); the old file
-    goes to history/.
+    goes to history/ first. The caller holds ``safefiles.locked(path)`` and read the old
+    file under it: another writer's entries cannot be lost in between.
 
     Returns the history copy's path, or None when there was no previous file.
     """
@@ -125,7 +122,6 @@ def write(path, text, now=None):
         for name in TESTS:
             parse(text, path, name)            # never replace a file with one we cannot read
         if os.path.exists(path):
-            saved = _history_path(path, now)
-            os.makedirs(os.path.dirname(saved), exist_ok=True)
-            shutil.copy2(path, saved)
+            saved = _keep_history(path, now)
+    safefiles.fsync_dir(os.path.dirname(os.path.abspath(path)))
     return saved

@@ -19,6 +19,7 @@ import statistics
 from ssb_contract import perf
 
 from ssb_references.reffile import rule
+from ssb_references.runs import names
 from ssb_references.report import charts
 from ssb_references.runs.run import (TEST_NAME, curve, group, index_attrs, key_text, last, unit_of,
                                      without_variant)
@@ -121,6 +122,7 @@ def tta_table(runs, last_n=5, tta_aggregate='mlperf'):
 
 def write_report(runs, refs, out_dir, system, last_n=5, plots=True, tta_aggregate='mlperf'):
     """Write the tables (and plots); returns (the paths written, the summary rows)."""
+    names.checked(system)                         # it names the files
     training = [r for r in runs if r.test == TEST_NAME]
     tta = [r for r in runs if r.test == TTA_TEST]
     rows = summary(training, last_n)

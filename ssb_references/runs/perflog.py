@@ -13,7 +13,9 @@ import os
 
 import numpy as np
 
-from ssb_references.runs import compact
+from ssb_common import safefiles
+
+from ssb_references.runs import compact, notices
 from ssb_references.runs.run import Run, TESTS, TEST_NAME, normalize
 
 
@@ -45,30 +47,46 @@ def _time(fields):
 
 
 def _lines(path):
-    """(header, fields) of every record of one perflog file, one at a time."""
-    header = None
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip('\n')
+    """(line number, header, fields) of every record of one perflog file, one at a time. A
+    malformed line costs that line, with one warning naming it (notices.PerFile)."""
+    bad = notices.PerFile(path)
+    header, before_header = None, None
+    with safefiles.open_regular(path, 'rb') as f:
+        for lineno, raw in enumerate(f, 1):
+            if not raw.endswith(b'\n'):
+                bad.warn(f'{lineno}: skipped: a line without its end (a writer killed '
+                         f'mid-line?)')
+                continue
+            try:
+                line = raw[:-1].decode()
+            except UnicodeDecodeError as err:
+                bad.warn(f'{lineno}: skipped: not UTF-8 text ({err.reason} at byte '
+                         f'{err.start})')
+                continue
             if not line:
                 continue
             fields = line.split('|')
             if fields[0] == 'result':
                 header = tuple(fields)
             elif header is None:
-                raise PerflogError(f'{path}:{lineno}: a record before any header line '
-                                   f'(is this a ReFrame filelog perflog?)')
+                before_header = before_header or lineno
+                bad.warn(f'{lineno}: skipped: a record before any header line')
             elif len(fields) != len(header):
-                raise PerflogError(f'{path}:{lineno}: {len(fields)} fields, the header has '
-                                   f'{len(header)} (a "|" inside a value?)')
+                bad.warn(f'{lineno}: skipped: {len(fields)} fields, the header has '
+                         f'{len(header)} (a torn line, or a "|" inside a value?)')
             else:
-                yield header, fields
+                yield lineno, header, fields
+    bad.close()
+    if header is None and before_header:
+        raise PerflogError(f'{path}:{before_header}: a record before any header line '
+                           f'(is this a ReFrame filelog perflog?)')
 
 
 def records(path):
-    """The records of one perflog file as dicts of text, one at a time."""
-    for header, fields in _lines(path):
-        yield dict(zip(header, fields))
+    """(line number, record as a dict of text) of each record of one perflog file, one at a
+    time."""
+    for lineno, header, fields in _lines(path):
+        yield lineno, dict(zip(header, fields))
 
 
 PERF_SUFFIXES = ('_value', '_unit', '_ref', '_lower_thres', '_upper_thres')
@@ -107,7 +125,7 @@ def _run(layout, fields, source, test, packer):
     time = unix if unix is not None else _time(
         {'job_completion_time': fields[layout.iso] if layout.iso is not None else None})
     if time is None:
-        raise PerflogError(f'{source}: a record without a job completion time')
+        raise PerflogError('a record without a job completion time')
     names = tuple(m[0] for m in measured)
     refs = packer.logged_refs((id(layout), names, layout.ref_texts(fields)), lambda: {
         var: tuple(None if j is None else _float(fields[j]) for j in ref_at)
@@ -125,11 +143,14 @@ def read(paths, test=TEST_NAME):
     time and kept compact (runs/compact.py): 500,000 records in about 0.4 GB."""
     packer, layouts, runs = compact.Packer(normalize), {}, []
     for path in paths:
-        for header, fields in _lines(path):
+        for lineno, header, fields in _lines(path):
             layout = layouts.get(header)
             if layout is None:
                 layout = layouts[header] = _Layout(header)
-            runs.append(_run(layout, fields, path, test, packer))
+            try:
+                runs.append(_run(layout, fields, path, test, packer))
+            except PerflogError as err:
+                notices.warn(f'{path}:{lineno}: skipped: {err}')
     return runs
 
 

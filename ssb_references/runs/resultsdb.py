@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from ssb_common import safefiles
+
 from ssb_references.runs.run import Run, TEST_NAME, normalize
 
 # pip installs ReFrame's command beside the Python it installed this package for.
@@ -32,6 +34,7 @@ class ResultsDBError(Exception):
 
 def _reframe(path, *args):
     """What ``reframe ARGS`` prints about the database ``path``."""
+    safefiles.require_regular(path)                # SQLite would wait on a FIFO forever
     if not os.path.isfile(path):
         raise ResultsDBError(f'no results database {path!r} (enable ReFrame\'s results storage: '
                              f'RFM_ENABLE_RESULTS_STORAGE=1 or the site config\'s "storage")')

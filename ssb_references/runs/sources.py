@@ -1,6 +1,6 @@
 """The runs a command reads, from what its options name (perflogs, a results database,
 sessions, a time window, test variables; cli/options.py adds those options)."""
-from ssb_references.runs import perflog, resultsdb
+from ssb_references.runs import names, perflog, records, resultsdb
 from ssb_references.runs.run import TESTS, TEST_NAME, select
 
 
@@ -11,6 +11,8 @@ class SelectionError(ValueError):
 def load_runs(args, read=None):
     """(system, the runs selected; other systems' runs stay in for propose's check).
     ``read``, a list: gets every run in the order its sources hold them."""
+    if args.system is not None:
+        names.checked(args.system)              # it names a directory and a file
     if args.session and not args.db:
         raise SelectionError('--session needs --db')
     if args.since is not None and args.until is not None and args.since > args.until:
@@ -30,6 +32,7 @@ def load_runs(args, read=None):
             raise SelectionError(f'no perflogs {where}: run the suite first, or pass --perflog '
                                  f'or --db')
         source = args.perflog_dir
+    runs = records.checked(names.keep_named(runs))    # no path, no verdict from one record
     if read is not None:
         read += runs
     systems = sorted({r.system for r in runs})
@@ -64,6 +67,7 @@ def read_all(tests, signature, perflog_dirs=(), perflogs=(), dbs=()):
         runs += perflog.read([path], test) if test in tests else []
     for db in dbs:
         runs += resultsdb.read(db, tests)
+    runs = records.checked(names.keep_named(runs))
     seen, unique, signatures = set(), [], {}
     for r in sorted(runs, key=lambda r: r.time):
         sig = signature(r)
