@@ -36,7 +36,7 @@ def test_compact_runs_hold_what_plain_dicts_held(tmp_path):
     recs[11]['host_peak_memory_ref'] = '700'
     path = write_perflog(tmp_path / 'TrainingTest.log', recs)
     runs = perflog.read([path])
-    for rec, run in zip(perflog.records(path), runs):
+    for (_, rec), run in zip(perflog.records(path), runs):
         fields, perf, refs = plain(rec)
         assert dict(run.fields) == fields and len(run.fields) == len(fields)
         assert all(run.fields.get(k) == v and k in run.fields for k, v in fields.items())

@@ -72,7 +72,8 @@ def metrics_variable_list():
 def test_every_test_variable_the_docs_name_exists():
     classes = suite_classes()
     # ReFrame's own variables are settable too (-S exclusive_access=false, -S time_limit=...).
-    every = set(variable_names(rfm.RegressionTest)).union(*(own_variables(c) for c in classes.values()))
+    every = set(variable_names(rfm.RegressionTest)).union(
+        *(own_variables(c) for c in classes.values()))
     unknown = []
     for path in DOCS:
         text = read(path)
