@@ -7,10 +7,12 @@
 - ``centre_interval`` and ``differs``: one side's geometric mean with its t interval, and
   whether a ratio's interval excludes 1 (``compare``: two systems, or before and after).
 """
+import functools
 import math
 import statistics
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import stats
 
 DEFAULT_CONFIDENCE = 0.99      # drift verdicts: about 1 false alarm per 100 unchanged values
@@ -94,7 +96,14 @@ def prediction_interval(history, confidence=DEFAULT_CONFIDENCE):
     n = len(values)
     if n < 2:
         raise ValueError(f'a prediction interval needs at least 2 values, got {n}')
-    mean, sd = statistics.mean(values), statistics.stdev(values)
-    half = stats.t.ppf((1 + confidence) / 2, n - 1) * sd * math.sqrt(1 + 1 / n)
+    # numpy's mean and deviation, and the quantile once per (confidence, n): a dashboard
+    # computes this for every run of a year of history.
+    mean, sd = float(np.mean(values)), float(np.std(values, ddof=1))
+    half = _t_quantile((1 + confidence) / 2, n - 1) * sd * math.sqrt(1 + 1 / n)
     return Interval(mean, mean - half, mean + half, n, confidence)
+
+
+@functools.cache
+def _t_quantile(p, df):
+    return float(stats.t.ppf(p, df))
 
