@@ -1,5 +1,5 @@
 """``ssb-references`` / ``python -m ssb_references``: propose, diff, update, drift, report,
-compare.
+compare, dashboard.
 
 Exit status: 0 done; 1 ``drift`` found drift; 2 refused or failed (the message says why).
 """
@@ -9,9 +9,10 @@ import sys
 
 from payload import contract
 
-from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, options, perflog,
-               propose, reffile, refwrite, report, report_plots, resultsdb, sources, stats,
-               variables)
+from . import (TEST_NAME, __version__, compare, compare_cli, diff, drift, options, outdir,
+               perflog, propose, reffile, refwrite, report, report_plots, resultsdb, sources,
+               stats, variables)
+from .dashboard import command as dashboard_command
 from .options import UsageError
 from .runs import TESTS, index_attrs, key_text, meta_key
 from .text import table
@@ -64,6 +65,7 @@ def parser():
         'update': 'write the proposed references (previous file kept in history/)',
         'drift': 'judge the newest run of each key against its history (or its references)',
         'report': 'write LR&FS vs HR&VS tables and PNG plots with trends',
+        'dashboard': 'write one self-contained HTML page of every system\'s history',
     }
     subs = {}
     for name, help_text in cmds.items():
@@ -77,6 +79,8 @@ def parser():
             help='how the runs of a time-to-accuracy variable are combined: mlperf (drop the '
                  'fastest and the slowest, mean of the rest: MLPerf Training; default) or median')
     verdict_options(subs['drift'])
+    verdict_options(subs['dashboard'])
+    dashboard_command.add_arguments(subs['dashboard'])
     subs['drift'].add_argument('--all', action='store_true',
                                help='show every variable, not only the drifted ones')
     subs['report'].add_argument('--out', default='ssb-report', metavar='DIR',
@@ -227,10 +231,12 @@ def cmd_compare(args):
 
 
 COMMANDS = {'propose': cmd_propose, 'diff': cmd_diff, 'update': cmd_update,
-            'drift': cmd_drift, 'report': cmd_report, 'compare': cmd_compare}
+            'drift': cmd_drift, 'report': cmd_report, 'compare': cmd_compare,
+            'dashboard': dashboard_command.run}
 
 ERRORS = (UsageError, ValueError, propose.Refusal, reffile.RefFileError, perflog.PerflogError,
-          resultsdb.ResultsDBError, report_plots.PlotError, compare.CompareError, OSError)
+          resultsdb.ResultsDBError, report_plots.PlotError, compare.CompareError,
+          outdir.OutDirError, OSError)
 
 
 def main(argv=None):

@@ -32,8 +32,9 @@ def add_options(p):
                         f'of the checkout this runs in)')
 
 
-def load_runs(args):
-    """(system, the runs selected; other systems' runs stay in for propose's check)."""
+def load_runs(args, every_system=False):
+    """(system, the runs selected; other systems' runs stay in for propose's check).
+    ``every_system``: without --system, the runs of every system (system None)."""
     if args.session and not args.db:
         raise UsageError('--session needs --db')
     if args.since is not None and args.until is not None and args.since > args.until:
@@ -54,12 +55,12 @@ def load_runs(args):
         source = args.perflog_dir
     systems = sorted({r.system for r in runs})
     system = args.system
-    if system is None:
+    if system is None and not (every_system and systems):
         if len(systems) != 1:
             raise UsageError(f'{source}: runs of {len(systems)} systems ({", ".join(systems)}): '
                              f'pass --system' if systems else f'{source}: no {TEST_NAME} runs')
         system = systems[0]
-    if args.db or args.ignore_other_systems:
+    if system is not None and (args.db or args.ignore_other_systems or every_system):
         runs = [r for r in runs if r.system == system]    # a results DB holds every system
     where = {}
     for item in args.where:

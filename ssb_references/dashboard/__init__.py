@@ -1,0 +1,3 @@
+"""``ssb-references dashboard``: every system's history as one self-contained HTML page
+(docs/dashboard.md). series.py computes what is shown, figures.py draws it with Bokeh,
+page.py writes the page, command.py is the subcommand and ssb-acceptance's entry point."""

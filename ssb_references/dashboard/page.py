@@ -1,0 +1,107 @@
+"""The dashboard's page: one self-contained ``index.html`` (Bokeh's JavaScript inline: no
+server, no network), written into a directory checked as ssb-acceptance checks its own."""
+import datetime
+import os
+
+import jinja2
+
+from ssb_common import atomic
+
+from .. import __version__, drift, outdir, report, stats
+from ..runs import key_text
+from ..text import num
+from . import series
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEMPLATE = 'page.html.jinja'
+INTROS = {
+    'TrainingTest': 'Each training run: choose a variable; all test cases side by side, then '
+                    'each with its reference band and the history\'s interval.',
+    'SizeShapeGap': 'The HR&VS/LR&FS gap of each session (SizeShapeGap): whiskers are the '
+                    'session\'s own interval of the ratio.',
+    'TimeToAccuracy': 'Time to the target accuracy, MLPerf\'s way.',
+}
+
+
+def _template():
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    return env.get_template(TEMPLATE)
+
+
+def _failures(all_series):
+    rows = [[r.when.strftime('%Y-%m-%d %H:%M'), r.partition, r.get('name') or s.test,
+             r.get('result') or '-', r.session or '-', r.get('job_nodelist') or '-',
+             r.get('jobid') or '-']
+            for s in all_series for r in s.runs if series.failed(r)]
+    return {'headers': ['date (UTC)', 'partition', 'test case', 'result', 'session', 'nodes',
+                        'job'], 'rows': sorted(rows)} if rows else None
+
+
+def _changes(all_series):
+    rows = [[s.test, s.label, c.variable,
+             datetime.datetime.fromtimestamp(c.time, datetime.timezone.utc)
+             .strftime('%Y-%m-%d %H:%M'), c.session, num(c.before), num(c.after),
+             f'{c.size * 100:+.1f}%', f'{c.p:.2g}']
+            for s in all_series for c in s.changes]
+    return {'headers': ['test', 'test case', 'variable', 'from (UTC)', 'session', 'before',
+                        'after', 'change', 'p'], 'rows': rows} if rows else None
+
+
+def _side_by_side(runs, last_n):
+    training = [r for r in runs if r.test == 'TrainingTest' and r.perf]
+    if not training:
+        return None
+    return {'headers': report.HEADERS,
+            'rows': report.summary_table(report.summary(training, last_n))}
+
+
+def render(all_series, runs, *, sources, confidence=stats.DEFAULT_CONFIDENCE,
+           history=drift.DEFAULT_HISTORY, last_n=5, change_points=None):
+    """The page's HTML. ``change_points``: None when none were looked for."""
+    from bokeh.embed import file_html
+    from bokeh.resources import INLINE
+
+    from . import figures          # Bokeh: imported by the commands that draw only
+    tests = list(dict.fromkeys(s.test for s in all_series))
+    roots = [figures.section(t, [s for s in all_series if s.test == t]) for t in tests]
+    sections = [{'title': t, 'intro': INTROS.get(t, ''),
+                 'notes': [(s.label, s.notes) for s in all_series if s.test == t and s.notes]}
+                for t in tests]
+    systems = sorted({r.system for r in runs})
+    times = sorted(r.when for r in runs)
+    no_changes = ('No change points given: they come from the change-point command, not '
+                  'part of this version.' if change_points is None else
+                  'No change points found.')
+    context = {
+        'title': f'size-shape-bench history: {", ".join(systems)}',
+        'generated': f'{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC',
+        'version': __version__, 'sources': sources, 'runs': len(runs), 'systems': systems,
+        'first': f'{times[0]:%Y-%m-%d}', 'last': f'{times[-1]:%Y-%m-%d}',
+        'rule': f'{stats.percent(confidence)} prediction interval of at most {history} '
+                f'earlier runs of the same workload and payload series, at least '
+                f'{drift.MIN_HISTORY}, and beyond the variable\'s practical floor',
+        'verdicts': list(zip(series.VERDICTS, figures.COLOURS)),
+        'notes': [], 'sections': sections, 'side_by_side': _side_by_side(runs, last_n),
+        'last_n': last_n, 'changes': _changes(all_series), 'no_changes': no_changes,
+        'failures': _failures(all_series)}
+    return file_html(roots, INLINE, title=context['title'], template=_template(),
+                     template_variables=context)
+
+
+def write(html, out):
+    """Write ``out/index.html``: ``out`` must be a directory of its own (not a link, not
+    writable by everyone without the sticky bit) that this user may write in."""
+    outdir.own_dir(out)
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise outdir.OutDirError(f'{out} is not writable')
+    path = os.path.join(out, 'index.html')
+    with atomic.file(path, suffix='.html', overwrite=True) as tmp, open(tmp, 'w') as f:
+        f.write(html)
+    return path
+
+
+def describe(all_series):
+    """'12 test cases of 2 tests': what the page shows, for the command's last line."""
+    return (f'{len(all_series)} test case(s) of {len({s.test for s in all_series})} test(s): '
+            + ', '.join(sorted({key_text(s.key[:1]) for s in all_series})))
