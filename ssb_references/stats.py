@@ -92,13 +92,13 @@ def prediction_interval(history, confidence=DEFAULT_CONFIDENCE):
     ``confidence``: mean +- t(n-1) * s * sqrt(1 + 1/n). Needs at least 2 values (the
     verdicts ask for 3: see MIN_HISTORY in drift.py)."""
     _check(confidence)
-    values = list(history)
+    values = np.asarray(list(history), dtype=float)
     n = len(values)
     if n < 2:
         raise ValueError(f'a prediction interval needs at least 2 values, got {n}')
     # numpy's mean and deviation, and the quantile once per (confidence, n): a dashboard
     # computes this for every run of a year of history.
-    mean, sd = float(np.mean(values)), float(np.std(values, ddof=1))
+    mean, sd = float(values.mean()), float(values.std(ddof=1))
     half = _t_quantile((1 + confidence) / 2, n - 1) * sd * math.sqrt(1 + 1 / n)
     return Interval(mean, mean - half, mean + half, n, confidence)
 

@@ -8,7 +8,6 @@ import jinja2
 from ssb_common import atomic
 
 from .. import __version__, drift, outdir, report, stats
-from ..runs import key_text
 from ..text import num
 from . import series
 
@@ -92,16 +91,14 @@ def render(all_series, runs, *, sources, confidence=stats.DEFAULT_CONFIDENCE,
 def write(html, out):
     """Write ``out/index.html``: ``out`` must be a directory of its own (not a link, not
     writable by everyone without the sticky bit) that this user may write in."""
-    outdir.own_dir(out)
+    try:
+        outdir.own_dir(out)
+    except PermissionError as err:
+        raise outdir.OutDirError(f'cannot make {out}: {err.strerror}') from None
     if not os.access(out, os.W_OK | os.X_OK):
-        raise outdir.OutDirError(f'{out} is not writable')
+        raise outdir.OutDirError(f'{out} is not writable by this user')
     path = os.path.join(out, 'index.html')
     with atomic.file(path, suffix='.html', overwrite=True) as tmp, open(tmp, 'w') as f:
         f.write(html)
     return path
 
-
-def describe(all_series):
-    """'12 test cases of 2 tests': what the page shows, for the command's last line."""
-    return (f'{len(all_series)} test case(s) of {len({s.test for s in all_series})} test(s): '
-            + ', '.join(sorted({key_text(s.key[:1]) for s in all_series})))

@@ -12,8 +12,9 @@ from .. import drift, reffile, stats, variables
 from ..runs import TESTS, index_attrs, key_text
 
 #: A value's verdict, by code: the status column of the page (colours in page.py).
-VERDICTS = ('too little history', 'ok', 'regressed', 'improved', 'changed', 'run failed')
-NO_HISTORY, FAILED = 0, 5
+VERDICTS = ('too little history', 'ok', 'regressed', 'improved', 'changed', 'run failed',
+            'not judged')
+NO_HISTORY, FAILED, NOT_JUDGED = 0, 5, 6
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Series:
     units: dict = field(default_factory=dict)         # variable -> unit
     values: dict = field(default_factory=dict)        # variable -> [value or nan per run]
     intervals: dict = field(default_factory=dict)     # variable -> ([low], [high]), nan: none
-    verdicts: dict = field(default_factory=dict)      # variable -> [code per run]
+    verdicts: dict = field(default_factory=dict)      # variable -> [VERDICTS code per run]
     references: dict = field(default_factory=dict)    # variable -> (value, low, high)
     changes: list = field(default_factory=list)       # ChangePoint
     notes: list = field(default_factory=list)
@@ -160,6 +161,9 @@ def build(runs, refs_of, confidence=stats.DEFAULT_CONFIDENCE, last=drift.DEFAULT
                                        for r in series.runs]
                 if judged(name):
                     _judge(series, groups, name, confidence, last)
+                else:
+                    series.verdicts[name] = [FAILED if failed(r) else NOT_JUDGED
+                                             for r in series.runs]
                 band = _reference(series, name, refs)
                 if band:
                     series.references[name] = band

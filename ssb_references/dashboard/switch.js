@@ -5,27 +5,28 @@ const name = select.value
 for (const c of cases) {
   const d = c.source.data
   const n = d.x.length
-  const column = (key) => d[key] ?? new Float64Array(n).fill(NaN)
-  const codes = d['s:' + name] ?? new Int8Array(n)
+  const column = (key) => d[key] ?? new Float32Array(n).fill(NaN)
   const data = {...d}
   data.y = column('v:' + name)
+  data.code = d['s:' + name] ?? new Int8Array(n).fill(6)      // series.VERDICTS: not judged
   data.lo = column('l:' + name)
   data.hi = column('h:' + name)
   data.wl = column('v:' + name + '_low')
   data.wh = column('v:' + name + '_high')
-  data.verdict = Array.from(codes, (code) => verdicts[code])
-  data.colour = Array.from(codes, (code) => colours[code])
   c.source.data = data
-  const band = c.bands[name] ?? [NaN, NaN, NaN]
-  const x = c.reference.data.x
-  c.reference.data = {x: x, lo: [band[0], band[0]], hi: [band[1], band[1]],
-                      ref: [band[2], band[2]]}
-  const shown = c.points.filter((p) => p.variable === name)
-  const changes = {}
-  for (const key of ['x', 'before', 'after', 'size', 'p', 'session']) {
-    changes[key] = shown.map((p) => p[key])
+  if (c.reference !== null) {       // figures.py draws bands and change points where any
+    const band = c.bands[name] ?? [NaN, NaN, NaN]
+    c.reference.data = {x: c.reference.data.x, lo: [band[0], band[0]],
+                        hi: [band[1], band[1]], ref: [band[2], band[2]]}
   }
-  c.changes.data = changes
+  if (c.changes !== null) {
+    const shown = c.points.filter((p) => p.variable === name)
+    const changes = {}
+    for (const key of ['x', 'before', 'after', 'size', 'p', 'session']) {
+      changes[key] = shown.map((p) => p[key])
+    }
+    c.changes.data = changes
+  }
   c.axis.axis_label = labels[name]
 }
 side_axis.axis_label = labels[name]
