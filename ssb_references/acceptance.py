@@ -20,6 +20,7 @@ import tempfile
 from . import (__version__, acceptance_judge, drift, outdir, reffile, report, report_plots,
                resultsdb, webhook)
 from .cli import verdict_options
+from .dashboard import command as dashboard_command
 from .runs import TESTS, index_attrs
 
 WEBHOOK_ENV = 'SSB_ACCEPTANCE_WEBHOOK_URL'
@@ -188,7 +189,7 @@ def run(args, extra):
                                          None if args.baseline else refs_path, verdicts,
                                          args.confidence)
         summary['report_dir'] = os.path.join(out, 'reports', stamp)
-        write_report(db, summary, partial, refs_dir)
+        write_report(db, summary, partial, refs_dir, args)
         with open(os.path.join(partial, 'summary.json'), 'w') as f:
             json.dump(summary, f, indent=1, sort_keys=True)
         with open(os.path.join(partial, 'summary.txt'), 'w') as f:
@@ -214,18 +215,29 @@ def session_verdicts(db, uuid, system, refs_path, args):
     return verdicts
 
 
-def write_report(db, summary, out_dir, refs_dir):
-    """ssb-references report of the system's stored runs, in the report directory."""
+def write_report(db, summary, out_dir, refs_dir, args):
+    """ssb-references report and dashboard of the system's stored runs, in the report
+    directory (DIR/latest/dashboard/index.html is then the newest page)."""
     system = summary['system']
     if not system:
         return
     try:
         runs = [r for r in resultsdb.read(db, TESTS) if r.system == system]
-        if runs:
-            refs = reffile.load(reffile.path_for(refs_dir, system))
-            report.write_report(runs, refs, os.path.join(out_dir, 'report'), system)
-    except (report_plots.PlotError, resultsdb.ResultsDBError, reffile.RefFileError) as err:
+    except resultsdb.ResultsDBError as err:
         summary['notes'].append(f'report not drawn: {err}')
+        return
+    if not runs:
+        return
+    try:
+        refs = reffile.load(reffile.path_for(refs_dir, system))
+        report.write_report(runs, refs, os.path.join(out_dir, 'report'), system)
+    except (report_plots.PlotError, reffile.RefFileError) as err:
+        summary['notes'].append(f'report not drawn: {err}')
+    try:
+        dashboard_command.write(runs, refs_dir, os.path.join(out_dir, 'dashboard'), source=db,
+                                confidence=args.confidence, history=args.history)
+    except (reffile.RefFileError, outdir.OutDirError) as err:
+        summary['notes'].append(f'dashboard not written: {err}')
 
 
 def split_reframe_args(argv=None):
