@@ -23,15 +23,18 @@ FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
          '--disable-background-networking', '--disable-component-update', '--disable-sync',
          '--remote-debugging-pipe', '--hide-scrollbars', 'about:blank']
 
-# Evaluated in the page: the page's clock (ms since navigation) when Bokeh's document has
-# rendered every view (BokehJS's own signal), checked every 10 ms in the page itself; and the
-# elements inside the shadow roots Bokeh draws into, counted by tag.
-DRAWN = """new Promise((resolve) => {
-  const drawn = () => window.Bokeh !== undefined && Bokeh.documents.length > 0
-                      && Bokeh.documents[0].is_idle
-  const check = () => drawn() ? resolve(performance.now()) : setTimeout(check, 10)
+# Run in every page from its start: the page's clock (ms since navigation) when Bokeh's
+# document has rendered every view (BokehJS's own signal), checked every 10 ms in the page;
+# and, evaluated after, the elements inside the shadow roots Bokeh draws into, by tag.
+WATCH = """(() => {
+  const check = () => {
+    if (window.Bokeh !== undefined && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle)
+      window.ssbDrawn = performance.now()
+    else
+      setTimeout(check, 10)
+  }
   check()
-})"""
+})()"""
 DEEP = '''(() => {
   const count = {}, texts = []
   const walk = (root) => {
@@ -45,6 +48,34 @@ DEEP = '''(() => {
   walk(document)
   return {count, texts, body: document.body.innerText}
 })()'''
+
+
+# Scroll the figure titled TITLE into view: where its scatter's point INDEX is on the screen.
+POINT = """(() => {
+  const views = []
+  const walk = (view) => { views.push(view); for (const c of view.child_views ?? []) walk(c) }
+  Object.values(Bokeh.index).forEach(walk)
+  const plot = views.find((v) => v.model.constructor.__name__ === 'Figure'
+                                 && v.model.title.text === TITLE)
+  const dots = plot.model.renderers.find((r) => r.glyph.constructor.__name__ === 'Scatter')
+  const data = dots.data_source.data
+  plot.el.scrollIntoView()
+  const box = plot.canvas_view.el.getBoundingClientRect()
+  return {x: box.left + plot.frame.x_scale.compute(data.x[INDEX]),
+          y: box.top + plot.frame.y_scale.compute(data.y[INDEX])}
+})()"""
+# The text of Bokeh's tooltips, inside its shadow roots.
+TOOLTIPS = """(() => {
+  const texts = []
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) walk(el.shadowRoot)
+      if (el.classList.contains('bk-tooltip-content')) texts.push(el.innerText)
+    }
+  }
+  walk(document)
+  return texts
+})()"""
 
 
 class BrowserError(Exception):
@@ -134,6 +165,7 @@ class Chromium:
         session = self.send('Target.attachToTarget', targetId=target, flatten=True)['sessionId']
         for domain in ('Runtime', 'Log', 'Page', 'Network'):
             self.send(f'{domain}.enable', session)
+        self.send('Page.addScriptToEvaluateOnNewDocument', session, source=WATCH)
         self.send('Emulation.setDeviceMetricsOverride', session, width=self.width,
                   height=self.height, deviceScaleFactor=1, mobile=False)
         return session
@@ -179,17 +211,16 @@ class Chromium:
         load = Load(session=session)
         self.send('Page.navigate', session, url='file://' + os.path.abspath(path))
         deadline = time.monotonic() + timeout
-        while not self.evaluate(session, 'document.readyState !== "loading" '
-                                         '&& location.protocol === "file:"'):
+        while True:
+            drawn = self.evaluate(session, 'location.protocol === "file:" && window.ssbDrawn')
+            if drawn:
+                load.seconds = drawn / 1000
+                break
             if time.monotonic() > deadline:
-                raise BrowserError(f'{path}: not loaded after {timeout} s')
-            time.sleep(0.01)
-        try:
-            load.seconds = self.evaluate(session, DRAWN, timeout) / 1000
-        except BrowserError as err:
-            self._drain(session, load)
-            raise BrowserError(f'{path}: plots not drawn ({err}); console: '
-                               f'{load.messages[-5:]}') from None
+                self._drain(session, load)
+                raise BrowserError(f'{path}: plots not drawn after {timeout} s; console: '
+                                   f'{load.messages[-5:]}')
+            time.sleep(0.05)
         time.sleep(0.2)                 # late console messages
         self._drain(session, load)
         found = self.evaluate(session, DEEP)
@@ -199,6 +230,21 @@ class Chromium:
             with open(screenshot, 'wb') as f:
                 f.write(base64.b64decode(shot['data']))
         return load
+
+    def hover(self, load, title, index):
+        """Move the mouse over point ``index`` of the scatter in the figure titled ``title``;
+        the text of every tooltip then shown."""
+        where = self.evaluate(load.session, POINT.replace('TITLE', json.dumps(title))
+                              .replace('INDEX', str(int(index))))
+        time.sleep(0.3)                  # the scroll settles
+        self.send('Input.dispatchMouseEvent', load.session, type='mouseMoved', x=where['x'],
+                  y=where['y'])
+        deadline = time.monotonic() + 10
+        while not (tips := self.evaluate(load.session, TOOLTIPS)):
+            if time.monotonic() > deadline:
+                raise BrowserError(f'no tooltip over point {index} of {title!r}')
+            time.sleep(0.05)
+        return tips
 
     def close(self):
         try:

@@ -105,7 +105,7 @@ def night_records(seeds, partition, index, night, nights, rng, system):
     speed = {v: rng.lognormvariate(0, NOISE) * (SLOWER[v] if updated else 1.0)
              for v in SLOWER}
     failure = _failure(index, night)
-    nodes = f'{partition[:3]}{rng.randrange(1, 65):03d}'
+    nodes = f'{partition}-{rng.randrange(1, 65):03d}'
     out = {}
     for test, records in seeds.items():
         for k, seed in enumerate(records):
@@ -147,7 +147,9 @@ def write_year(seeds, out_dir, *, system='cluster', partitions=PARTITIONS, night
                         lines[test].append('|'.join(rec))
                     lines[test].append('|'.join(rec.values()))
         for test, test_lines in lines.items():
-            path = os.path.join(out_dir, system, partition, f'{test}.log')
+            # A directory name holds no '/': the record's own names are as given.
+            path = os.path.join(out_dir, system.replace('/', '_'), partition.replace('/', '_'),
+                                f'{test}.log')
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, 'w') as f:
                 f.write('\n'.join(test_lines) + '\n')
