@@ -74,13 +74,16 @@ def main(argv=None):
     work = tempfile.mkdtemp(prefix='ssb-dashboard-bench-')
     seed_dir = args.seed_dir or year_history.run_seed(work)
     year_history.write_year(year_history.seed_records(seed_dir), os.path.join(work, 'perflogs'))
+    # References proposed from January's nights, as a site would after its first month.
+    command('update', '--perflog-dir', 'perflogs', '--reference-dir', 'refs', '--until',
+            '2026-01-31', cwd=work)
     print(f'load average before: {os.getloadavg()[0]:.2f}')
     build, report = [], []
     for _ in range(args.repeats):                # alternated: the same noise for both
-        build.append(command('dashboard', '--perflog-dir', 'perflogs', '--out', 'page',
-                             cwd=work))
-        report.append(command('report', '--perflog-dir', 'perflogs', '--out', 'report',
-                              cwd=work))
+        build.append(command('dashboard', '--perflog-dir', 'perflogs', '--reference-dir',
+                             'refs', '--out', 'page', cwd=work))
+        report.append(command('report', '--perflog-dir', 'perflogs', '--reference-dir',
+                              'refs', '--out', 'report', cwd=work))
     page = os.path.join(work, 'page', 'index.html')
     floor_page = os.path.join(work, 'floor.html')
     bokeh_floor(floor_page)

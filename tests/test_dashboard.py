@@ -2,6 +2,7 @@
 page or error line, and its verdicts against drift's own (test_dashboard_browser.py loads the
 pages in Chromium). The history is benchmarks/year_history.py's, made from the records of
 the README's real run."""
+import collections
 import math
 import os
 import re
@@ -14,7 +15,7 @@ import pytest
 
 from benchmarks import year_history
 from ssb_references import drift, perflog
-from ssb_references.dashboard import series
+from ssb_references.dashboard import command, series
 from ssb_references.runs import index_attrs
 
 
@@ -64,29 +65,55 @@ def test_a_quarter_on_two_partitions(seeds, tmp_path):
 
 def test_each_verdict_and_interval_is_drifts(seeds, tmp_path):
     """The page judges every run as drift judges the newest: checked against drift itself
-    for runs before and after the new payload series, and the newest."""
+    for runs judged against the references (too little history), before and after the new
+    payload series, and the newest."""
     logs = history(seeds, tmp_path / 'perflogs', 60)
+    update = subprocess.run([sys.executable, '-m', 'ssb_references', 'update', '--perflog-dir',
+                             logs, '--reference-dir', tmp_path / 'refs', '--until', '2026-01-20'],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert update.returncode == 0, update.stderr
+    refs_of = command.references_of(str(tmp_path / 'refs'))
     runs = [r for test in year_history.TESTS
             for r in perflog.read(perflog.files(str(logs), None, test), test)]
-    checked = 0
-    for s in series.build(runs, lambda system, test: None):
+    checked = collections.Counter()
+    for s in series.build(runs, refs_of):
         mine = [r for r in runs if r.test == s.test]
-        for at in (10, 23, 24, 26, 59):          # the new series starts at night 24
+        for at in (1, 10, 23, 24, 26, 59):       # the new series starts at night 24
             run = s.runs[at]
-            for v in drift.judge_run(run, mine, index_attrs(mine)):
+            for v in drift.judge_run(run, mine, index_attrs(mine), refs_of(s.system, s.test)):
                 code = s.verdicts[v.variable][at]
+                low, high = (x[at] for x in s.intervals[v.variable])
                 if series.failed(run):
                     assert code == series.FAILED
                 elif v.basis == 'history':
                     assert series.VERDICTS[code] == v.status
-                    low, high = (x[at] for x in s.intervals[v.variable])
                     assert low == pytest.approx(v.interval.low, rel=1e-6)
                     assert high == pytest.approx(v.interval.high, rel=1e-6)
-                    checked += 1
                 else:
-                    assert code == series.NO_HISTORY
-                    assert math.isnan(s.intervals[v.variable][0][at])
-    assert checked > 150
+                    assert code == (series.NO_HISTORY if v.basis == 'none' else
+                                    series.VERDICTS.index(v.status))
+                    assert math.isnan(low) and math.isnan(high)
+                checked[v.basis] += 1
+    assert checked['history'] > 150 and checked['references'] > 50
+
+
+def test_systems_side_by_side_or_one_of_them(seeds, tmp_path):
+    for system in ('alpha', 'beta'):
+        year_history.write_year(seeds, str(tmp_path / 'perflogs'), system=system,
+                                partitions=('gpu',), nights=5)
+    proc = dashboard('--out', tmp_path / 'both', cwd=tmp_path)
+    assert proc.returncode == 0 and '6 test case(s), 30 runs' in proc.stdout, proc.stderr
+    page = (tmp_path / 'both' / 'index.html').read_text()
+    assert '<title>size-shape-bench history: alpha, beta</title>' in page
+    assert '<td>alpha:gpu/smallcnn/single</td>' in page
+    assert '<td>beta:gpu/smallcnn/single</td>' in page
+    proc = dashboard('--system', 'beta', '--out', tmp_path / 'beta', cwd=tmp_path)
+    assert proc.returncode == 0 and '3 test case(s), 15 runs' in proc.stdout, proc.stderr
+    page = (tmp_path / 'beta' / 'index.html').read_text()
+    assert '<title>size-shape-bench history: beta</title>' in page and 'alpha:gpu' not in page
+    line = error_line(dashboard('--since', '2026-02-01', '--out', tmp_path / 'none',
+                                cwd=tmp_path))
+    assert line.endswith('no runs selected: nothing to show')
 
 
 def test_no_perflogs_is_one_error_line(tmp_path):

@@ -12,8 +12,8 @@ from .. import drift, reffile, stats, variables
 from ..runs import TESTS, index_attrs, key_text
 
 #: A value's verdict, by code: the status column of the page (colours in page.py).
-VERDICTS = ('too little history', 'ok', 'regressed', 'improved', 'changed', 'run failed',
-            'not judged')
+VERDICTS = ('too little history, no reference', 'ok', 'regressed', 'improved', 'changed',
+            'run failed', 'not judged')
 NO_HISTORY, FAILED, NOT_JUDGED = 0, 5, 6
 
 
@@ -82,13 +82,22 @@ def history_groups(runs):
     return [(r.payload_series, tuple(sorted(r.workload().items()))) for r in runs]
 
 
-def _judge(series, groups, name, confidence, last):
-    """Per run, drift's verdict on its value against its history: the earlier runs of the
-    key in the same history group, newest ``last`` of them; with fewer than
-    drift.MIN_HISTORY values, none."""
+def _entries(series, refs):
+    """Per run, the reference entries that apply to it ({} where none: drift's rule)."""
+    if refs is None:
+        return [{}] * len(series.runs)
+    key = refs.run_key(series.runs[0])
+    entries = refs.entries.get(key) or {}
+    return [entries if refs.matches_workload(key, r) else {} for r in series.runs]
+
+
+def _judge(series, groups, entries, name, confidence, last):
+    """Per run, drift's verdict on its value (drift.judge_run): against its history, the
+    earlier runs of the key in the same history group, newest ``last`` of them; with fewer
+    than drift.MIN_HISTORY values, against its reference entry, if any."""
     low, high, codes = [], [], []
     earlier = {}                        # history group -> its values (None: missing) so far
-    for run, group in zip(series.runs, groups):
+    for run, group, entry in zip(series.runs, groups, entries):
         same = earlier.setdefault(group, [])
         value = _value(run, name)
         past = [v for v in same[-last:] if v is not None]
@@ -96,6 +105,8 @@ def _judge(series, groups, name, confidence, last):
         if value is not None and len(past) >= drift.MIN_HISTORY:
             status, interval = drift.against_history(name, value, past, confidence)
             code = VERDICTS.index(status)
+        elif value is not None and name in entry:
+            code = VERDICTS.index(drift.classify(name, value, entry[name]))
         low.append(interval.low if interval else math.nan)
         high.append(interval.high if interval else math.nan)
         codes.append(FAILED if failed(run) else code)
@@ -153,14 +164,14 @@ def build(runs, refs_of, confidence=stats.DEFAULT_CONFIDENCE, last=drift.DEFAULT
             series = Series(test, key, by_key[key])
             names = order({n for r in series.runs for n in r.perf})
             refs = refs_of(series.system, test)
-            groups = history_groups(series.runs)
+            groups, entries = history_groups(series.runs), _entries(series, refs)
             for name in names:
                 series.units[name] = next(r.perf[name][1] for r in series.runs
                                           if name in r.perf)
                 series.values[name] = [math.nan if _value(r, name) is None else _value(r, name)
                                        for r in series.runs]
                 if judged(name):
-                    _judge(series, groups, name, confidence, last)
+                    _judge(series, groups, entries, name, confidence, last)
                 else:
                     series.verdicts[name] = [FAILED if failed(r) else NOT_JUDGED
                                              for r in series.runs]
