@@ -50,14 +50,17 @@ DEEP = '''(() => {
 })()'''
 
 
-# Scroll the figure titled TITLE into view: where its scatter's point INDEX is on the screen.
+# Scroll the figure titled TITLE into view: where point INDEX of its first scatter (else
+# line) is on the screen.
 POINT = """(() => {
   const views = []
   const walk = (view) => { views.push(view); for (const c of view.child_views ?? []) walk(c) }
   Object.values(Bokeh.index).forEach(walk)
   const plot = views.find((v) => v.model.constructor.__name__ === 'Figure'
                                  && v.model.title.text === TITLE)
-  const dots = plot.model.renderers.find((r) => r.glyph.constructor.__name__ === 'Scatter')
+  const glyph = (r) => r.glyph.constructor.__name__
+  const dots = plot.model.renderers.find((r) => glyph(r) === 'Scatter')
+               ?? plot.model.renderers.find((r) => glyph(r) === 'Line')
   const data = dots.data_source.data
   plot.el.scrollIntoView()
   const box = plot.canvas_view.el.getBoundingClientRect()
@@ -85,6 +88,7 @@ class BrowserError(Exception):
 @dataclass
 class Load:
     seconds: float = None                               # navigation to plots drawn
+    cpu: float = None                                   # CPU seconds of the renderers then
     errors: list = field(default_factory=list)          # console errors, exceptions
     messages: list = field(default_factory=list)        # every console message
     requests: list = field(default_factory=list)        # URLs the page asked for
@@ -170,6 +174,12 @@ class Chromium:
                   height=self.height, deviceScaleFactor=1, mobile=False)
         return session
 
+    def renderer_cpu(self):
+        """CPU seconds the renderer processes used so far (a page's work, whatever else
+        runs on the machine: on a shared one its wall time stretches)."""
+        processes = self.send('SystemInfo.getProcessInfo')['processInfo']
+        return sum(p['cpuTime'] for p in processes if p['type'] == 'renderer')
+
     def evaluate(self, session, expression, timeout=30):
         result = self.send('Runtime.evaluate', session, timeout=timeout, expression=expression,
                            returnByValue=True, awaitPromise=True)
@@ -209,12 +219,14 @@ class Chromium:
         seconds), and report; ``screenshot``: a PNG file of the page's top to write."""
         session = self.open_page()
         load = Load(session=session)
+        cpu = self.renderer_cpu()
         self.send('Page.navigate', session, url='file://' + os.path.abspath(path))
         deadline = time.monotonic() + timeout
         while True:
             drawn = self.evaluate(session, 'location.protocol === "file:" && window.ssbDrawn')
             if drawn:
                 load.seconds = drawn / 1000
+                load.cpu = self.renderer_cpu() - cpu
                 break
             if time.monotonic() > deadline:
                 self._drain(session, load)
@@ -232,8 +244,8 @@ class Chromium:
         return load
 
     def hover(self, load, title, index):
-        """Move the mouse over point ``index`` of the scatter in the figure titled ``title``;
-        the text of every tooltip then shown."""
+        """Move the mouse over point ``index`` of the figure titled ``title``; the text of
+        every tooltip then shown."""
         where = self.evaluate(load.session, POINT.replace('TITLE', json.dumps(title))
                               .replace('INDEX', str(int(index))))
         time.sleep(0.3)                  # the scroll settles

@@ -26,7 +26,8 @@ from ssb_references import cli as references_cli
 # The suite's programs, each with its argparse parser.
 PARSERS = {'payload': payload_cli.parser, 'ssb-references': references_cli.parser,
            'ssb-acceptance': acceptance.parser, 'sizeshape_datasets': datasets_cli.parser}
-BENCHMARKS = ('benchmarks/run.py', 'benchmarks/trust.py', 'benchmarks/fuzz_cli.py')
+BENCHMARKS = ('benchmarks/run.py', 'benchmarks/trust.py', 'benchmarks/fuzz_cli.py',
+              'benchmarks/dashboard.py', 'benchmarks/year_history.py')
 
 # The programs whose options a document may name on their own, outside a command.
 DOC_PROGRAMS = {
@@ -34,6 +35,7 @@ DOC_PROGRAMS = {
     'acceptance.md': ('ssb-acceptance', 'reframe'),
     'benchmarks.md': ('payload', 'reframe', 'ssb-acceptance') + BENCHMARKS,
     'clusters.md': ('payload', 'reframe'),
+    'dashboard.md': ('ssb-references', 'ssb-acceptance'),
     'data.md': ('payload', 'sizeshape_datasets', 'reframe'),
     'hostile-input.md': ('payload', 'sizeshape_datasets', 'ssb-references', 'ssb-acceptance',
                          'reframe'),

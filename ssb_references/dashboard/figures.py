@@ -19,7 +19,7 @@ from bokeh.plotting import figure
 from payload import contract
 
 from .. import variables
-from .series import VERDICTS, failed
+from .series import NOT_JUDGED, VERDICTS, failed
 
 #: Colours of the verdicts, in series.VERDICTS' order (Paul Tol's bright scheme).
 COLOURS = ('#999999', '#4477aa', '#cc3311', '#228833', '#ee7733', '#000000', '#77aadd')
@@ -89,8 +89,9 @@ def _source(series, shown):
 
 def _working(data, name, n):
     """The working columns for variable ``name``: what switch.js sets in the browser."""
-    nan = np.full(n, np.nan, dtype=np.float32)
-    return {'y': data[f'v:{name}'], 'code': data[f's:{name}'],
+    nan = np.full(n, np.nan, dtype=np.float32)      # a variable this case did not log
+    return {'y': data.get(f'v:{name}', nan),
+            'code': data.get(f's:{name}', np.full(n, NOT_JUDGED, dtype=np.int8)),
             'lo': data.get(f'l:{name}', nan), 'hi': data.get(f'h:{name}', nan),
             'wl': data.get(f'v:{name}_low', nan), 'wh': data.get(f'v:{name}_high', nan)}
 
@@ -104,32 +105,38 @@ def _reference_source(series, name):
 
 def _changes(series):
     return [{'variable': c.variable, 'x': c.time * 1000.0, 'before': c.before,
-             'after': c.after, 'size': c.size, 'p': c.p, 'session': c.session}
+             'after': c.after, 'percent': c.size * 100, 'p': c.p, 'session': c.session}
             for c in series.changes]
+
+
+CHANGE_COLUMNS = ('x', 'before', 'after', 'percent', 'p', 'session')
 
 
 def _change_source(changes, name):
     shown = [c for c in changes if c['variable'] == name]
-    return ColumnDataSource({k: [c[k] for c in shown]
-                             for k in ('x', 'before', 'after', 'size', 'p', 'session')})
+    return ColumnDataSource({k: [c[k] for c in shown] for k in CHANGE_COLUMNS})
 
 
 HOVER = [('', '@x{%Y-%m-%d %H:%M} UTC'), ('value', '@y{%0.4g}'), ('verdict', '@code{v}'),
          ('history', '@lo{%0.4g} to @hi{%0.4g}'), ('session', '@session'),
          ('payload', '@payload'), ('git', '@revision'), ('nodes', '@nodes')]
-# A point's colour and tooltip from its verdict's code.
-_VERDICT_COLOUR = {'field': 'code', 'transform': LinearColorMapper(
-    palette=list(COLOURS), low=-0.5, high=len(COLOURS) - 0.5)}
+CHANGE_HOVER = [('change point', '@session'), ('before', '@before{%0.4g}'),
+                ('after', '@after{%0.4g}'), ('change', '@percent{%+0.1f}%'),
+                ('p', '@p{%0.2g}')]
+
+
+# New models for each page: a Bokeh model belongs to one document.
+def verdict_colour():
+    """A point's colour from its verdict's code."""
+    return {'field': 'code', 'transform': LinearColorMapper(
+        palette=list(COLOURS), low=-0.5, high=len(COLOURS) - 0.5)}
 
 
 def formatters():
+    """The tooltips' formats; a verdict's name from its code."""
     return {'@x': 'datetime', '@y': 'printf', '@lo': 'printf', '@hi': 'printf',
             '@code': CustomJSHover(code='return verdicts[value]',
                                    args={'verdicts': list(VERDICTS)})}
-
-
-CHANGE_HOVER = [('change point', '@session'), ('before', '@before{%0.4g}'),
-                ('after', '@after{%0.4g}'), ('change', '@size{%+0.1f}'), ('p', '@p{%0.2g}')]
 
 
 def _frame(title, height, width, x_range, x_axis):
@@ -159,7 +166,7 @@ def _case_figure(series, src, x_range, x_axis, name, unit):
     if whisker_bounds(series.values):
         fig.segment('x', 'wl', 'x', 'wh', source=src, color='#bbbbbb', line_alpha=0.5)
     fig.line('x', 'y', source=src, color='#aaaaaa', line_width=1)
-    dots = fig.scatter('x', 'y', source=src, size=5, color=_VERDICT_COLOUR)
+    dots = fig.scatter('x', 'y', source=src, size=5, color=verdict_colour())
     fig.add_tools(HoverTool(renderers=[dots], tooltips=HOVER, formatters=formatters()))
     ranged.append(dots)
     if changes:
@@ -168,7 +175,7 @@ def _case_figure(series, src, x_range, x_axis, name, unit):
         marks = fig.scatter('x', 'after', source=cps, marker='triangle', size=11,
                             color='#ee7733')
         fig.add_tools(HoverTool(renderers=[marks], tooltips=CHANGE_HOVER, formatters={
-            '@before': 'printf', '@after': 'printf', '@size': 'printf', '@p': 'printf'}))
+            '@before': 'printf', '@after': 'printf', '@percent': 'printf', '@p': 'printf'}))
         ranged.append(marks)
     # The y range follows the values and the bands, not the whiskers of a wide interval.
     fig.y_range.renderers = ranged

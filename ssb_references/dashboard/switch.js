@@ -22,7 +22,7 @@ for (const c of cases) {
   if (c.changes !== null) {
     const shown = c.points.filter((p) => p.variable === name)
     const changes = {}
-    for (const key of ['x', 'before', 'after', 'size', 'p', 'session']) {
+    for (const key of ['x', 'before', 'after', 'percent', 'p', 'session']) {
       changes[key] = shown.map((p) => p[key])
     }
     c.changes.data = changes
