@@ -115,6 +115,8 @@ def main(argv=None):
     if args.screenshot:                          # the top of the page, the gpu row included
         with browser.Chromium(height=1750) as chromium:
             chromium.load(page, screenshot=args.screenshot)
+        from PIL import Image                    # 128 colours: a third of the bytes
+        Image.open(args.screenshot).quantize(colors=128).save(args.screenshot, optimize=True)
     size = os.path.getsize(page) / MB
     print(f'load average after: {os.getloadavg()[0]:.2f}\n')
     print('| measure | wall, median | wall, min .. max | CPU, median | n |\n|---|---|---|---|---|')
