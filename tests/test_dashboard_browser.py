@@ -165,6 +165,28 @@ def test_hostile_names_show_as_text(seeds, tmp_path, chromium):
     assert chromium.evaluate(load.session, browser.DEEP)['texts'] == load.texts   # no new <img>
 
 
+def build(perflogs, out):
+    proc = subprocess.run([sys.executable, '-m', 'ssb_references', 'dashboard', '--perflog-dir',
+                           perflogs, '--out', out], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return out / 'index.html'
+
+
+def test_pages_of_a_single_run_and_of_nan_draw_and_say_so(seeds, tmp_path, chromium):
+    year_history.write_year(seeds, str(tmp_path / 'one'), partitions=('cpu',), nights=1)
+    load = chromium.load(build(tmp_path / 'one', tmp_path / 'one-page'))
+    assert load.errors == [] and load.seconds is not None
+    assert load.body.count('one run measured: no trend and no history interval yet') == 3
+    year_history.write_year(seeds, str(tmp_path / 'nan'), partitions=('cpu',), nights=10)
+    path = tmp_path / 'nan' / 'cluster' / 'cpu' / 'TrainingTest.log'
+    path.write_text(path.read_text().replace(
+        '|'.join(perflog.records(str(path))[4].values()),
+        '|'.join({**perflog.records(str(path))[4], 'throughput_value': 'nan'}.values())))
+    load = chromium.load(build(tmp_path / 'nan', tmp_path / 'nan-page'))
+    assert load.errors == []
+    assert 'throughput: no value in 1 of 10 passed runs' in load.body
+
+
 def test_change_points_given_are_drawn_and_listed(seeds, tmp_path, chromium):
     year_history.write_year(seeds, str(tmp_path / 'perflogs'), partitions=('gpu',), nights=40)
     runs = [r for test in year_history.TESTS

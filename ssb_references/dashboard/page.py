@@ -13,6 +13,7 @@ from . import series
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = 'page.html.jinja'
+OPEN_NOTES = 12
 INTROS = {
     'TrainingTest': 'Each training run: choose a variable; all test cases side by side, then '
                     'each with its reference band and the history\'s interval.',
@@ -67,6 +68,8 @@ def render(all_series, runs, *, sources, confidence=stats.DEFAULT_CONFIDENCE,
     sections = [{'title': t, 'intro': INTROS.get(t, ''),
                  'notes': [(s.label, s.notes) for s in all_series if s.test == t and s.notes]}
                 for t in tests]
+    for section in sections:          # a few notes are read, many are opened when wanted
+        section['open'] = sum(len(lines) for _, lines in section['notes']) <= OPEN_NOTES
     systems = sorted({r.system for r in runs})
     times = sorted(r.when for r in runs)
     no_changes = ('No change points given: they come from the change-point command, not '

@@ -132,11 +132,15 @@ def _reference(series, name, refs):
 def _notes(series):
     """What a reader must know about the series' values: too few to judge, missing."""
     passed = [r for r in series.runs if not failed(r)]
+    measured = sum(bool(r.perf) for r in series.runs)
+    if measured == 1:
+        series.notes.append('one run measured: no trend and no history interval yet')
     for name in order(series.values):
         present = sum(not math.isnan(v) for v in series.values[name])
         missing = sum(_value(r, name) is None for r in passed)
-        if present == 1:
-            series.notes.append(f'{name}: one run: no trend and no history interval yet')
+        if present == 1 and measured > 1:
+            series.notes.append(f'{name}: one run has a value: no trend and no history '
+                                f'interval yet')
         if missing:
             series.notes.append(f'{name}: no value in {missing} of {len(passed)} passed runs '
                                 f'(not measured, or not a finite number)')
