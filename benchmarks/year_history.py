@@ -25,8 +25,8 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)            # run as a script from a checkout
-from payload import contract  # noqa: E402
-from ssb_references import perflog  # noqa: E402
+from ssb_contract import perf  # noqa: E402
+from ssb_references.runs import perflog  # noqa: E402
 
 #: The real run that gives the seed records: both variants and their gap, 3 epochs each.
 SEED_COMMAND = ['-r', '-n', 'SizeShapeGap.*scale=single', '-S', 'epochs=3']
@@ -68,7 +68,7 @@ def seed_records(perflog_dir):
 def _scaled(name, value, speed, memory):
     """``value`` of the variable ``name`` on a night ``speed`` times slower (a gap ratio:
     HR&VS's factor over LR&FS's), its peak memory ``memory`` times larger."""
-    pol = contract.BY_NAME.get(name)
+    pol = perf.BY_NAME.get(name)
     if pol is None or pol.better == 'exact':
         return value
     if 'memory' in name:

@@ -4,6 +4,7 @@
 them too); a site whose accounting does not answer loses these lines, never a run."""
 import datetime
 import subprocess
+import time
 
 # Job states in which Slurm, not the job, ended the job.
 ENDED_BY_SLURM = {
@@ -18,6 +19,8 @@ ENDED_BY_SLURM = {
 TIMEOUT_S = 60
 # How long after a job's end the event that ended it may be stamped.
 EVENT_AFTER_END = datetime.timedelta(seconds=10)
+# How long a failed node's event may take to reach the accounting (seconds).
+EVENT_WAIT_S = 15
 
 
 def _query(*cmd):
@@ -34,7 +37,8 @@ def _query(*cmd):
 def failed_nodes(jobid, nodes):
     """[(node, state, reason, since)] of the job's nodes that Slurm took out of service while
     it ran: its accounting's node events (DOWN, DRAIN, FAIL, ...) from the job's start to its
-    end (an event that ended the job is stamped with the job's end time, or just after)."""
+    end (an event that ended the job is stamped with the job's end time, or just after), else
+    the controller's nodes that are out of service now, with their reasons."""
     rows, _ = _query('sacct', '-j', str(jobid), '-X', '-n', '-P', '--format=Start,End')
     if not rows or len(rows[0]) != 2 or not nodes:
         return []
@@ -54,7 +58,12 @@ def failed_nodes(jobid, nodes):
             continue
         if start <= since <= end + EVENT_AFTER_END:
             found.append(tuple(event))
-    return found
+    if found:
+        return found
+    # The controller knows at once; its accounting may hold the event only seconds later.
+    down, _ = _query('sinfo', '-h', '-N', '-R', '-n', ','.join(nodes), '-o', '%N|%T|%E|%H')
+    return [(node, state.upper(), reason, since) for node, state, reason, since in
+            (row for row in down if len(row) == 4 and row[0] in nodes)]
 
 
 def failure(job):
@@ -65,12 +74,16 @@ def failure(job):
         return None
     nodes = list(job.nodelist or [])
     line = f'Slurm ended job {job.jobid} {state}: {ENDED_BY_SLURM[state]}'
-    failed = failed_nodes(job.jobid, nodes)
+    for _ in range(EVENT_WAIT_S):
+        failed = failed_nodes(job.jobid, nodes)
+        if failed or state not in ('NODE_FAIL', 'BOOT_FAIL'):
+            break
+        time.sleep(1)       # a node resumed at once, its event not yet in the accounting
     if failed:
         line += '; ' + '; '.join(f'node {node} went {node_state} at {since} ({reason})'
                                  for node, node_state, reason, since in failed)
     elif state in ('NODE_FAIL', 'BOOT_FAIL'):
-        line += ' (its accounting names no node event yet)'
+        line += ' (neither its accounting nor its controller names the node)'
     if nodes:
         line += f'; the job ran on {",".join(nodes)}'
     return line

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from benchmarks import browser, year_history
-from ssb_references import perflog
+from ssb_references.runs import perflog
 from ssb_references.dashboard import page, series
 
 if not os.access(browser.CHROMIUM, os.X_OK):
@@ -204,6 +204,7 @@ def test_change_points_given_are_drawn_and_listed(seeds, tmp_path, chromium):
         .map((m) => m.data.session)'''
     assert chromium.evaluate(load.session, drawn) == [['session-20']]    # its figure only
     assert 'session-20' in load.body and '+20.0%' in load.body
+    assert 'not shown yet' not in load.body          # the notice is for no change points given
     choose(chromium, load, 'throughput')            # shown with its variable only
     assert chromium.evaluate(load.session, drawn) == [[]]
     assert load.errors == []

@@ -20,8 +20,8 @@ from docs_text import DOCS, code_of, doc_name, read, tables
 from payload import cli as payload_cli
 from reframe_runs import REFRAME
 from sizeshape_datasets import __main__ as datasets_cli
-from ssb_references import acceptance
-from ssb_references import cli as references_cli
+from ssb_references.acceptance import command as acceptance
+from ssb_references.cli import references as references_cli
 
 # The suite's programs, each with its argparse parser.
 PARSERS = {'payload': payload_cli.parser, 'ssb-references': references_cli.parser,
@@ -47,7 +47,7 @@ DOC_PROGRAMS = {
 }
 # Slurm's, where the docs say what a setting turns into (sbatch options).
 SLURM_OPTIONS = {'--gpus-per-node', '--mail-type', '--output', '--exclusive', '--mem',
-                 '--cpus-per-gpu'}
+                 '--cpus-per-gpu', '--no-requeue'}
 
 # A program the docs run: reframe, the tools (also as .venv/bin/ssb-acceptance or
 # ExecStart=/.../ssb-acceptance), python -m <package>, python benchmarks/<script>.py.

@@ -22,6 +22,8 @@ pytestmark = pytest.mark.multinode
 NODES = int(os.environ.get('SSB_SLURM_NODES', '3'))
 USERS = ('ssb-user1', 'ssb-user2')          # made by .ci/cluster/start
 LSCRATCH = os.path.join(CLUSTER_DIR, 'lscratch')
+# Functional proof: the fewest epochs and images that still give each rank whole steps.
+SMALL = ['-S', 'epochs=2', '-S', 'SyntheticMAMe.images_per_class=4']
 
 
 def srun(*args):
@@ -63,8 +65,8 @@ def multinode_run(shared_tmp_factory):
     """The issue's command as written, kept stage files aside: both variants at 1, 2 and 3
     nodes (the single runs come in as the multi-node runs' dependencies)."""
     cwd = shared_tmp_factory.mktemp('multinode')
-    proc = run_reframe('-C', CI_CONFIG, '-r', '-t', 'multinode', '-S', 'epochs=2',
-                       '--keep-stage-files', cwd=cwd, env=cluster_env(cwd))
+    proc = run_reframe('-C', CI_CONFIG, '-r', '-t', 'multinode', *SMALL, '--keep-stage-files',
+                       cwd=cwd, env=cluster_env(cwd))
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     (perflog,) = glob.glob(os.path.join(cwd, 'perflogs', 'ci', 'cpu', 'TrainingTest.log'))
     return cwd, read_perflog(perflog)
@@ -161,8 +163,7 @@ def test_two_users_never_time_on_one_node_at_once(users_reach_the_suite, shared_
         workdir = shared_tmp_factory.mktemp(user)
         os.chown(workdir, pwd.getpwnam(user).pw_uid, -1)
         runs[user] = workdir, as_user(user, workdir, '-r', '-n',
-                                      f'TrainingTest.*lrfs.*scale={everywhere}nodes',
-                                      '-S', 'epochs=2',
+                                      f'TrainingTest.*lrfs.*scale={everywhere}nodes', *SMALL,
                                       '-S', 'parallel_efficiency=false')
     windows = []            # (start, end, user)
     for user, (workdir, proc) in runs.items():

@@ -58,8 +58,8 @@ def reasons(out):
 
 
 def no_performance_of(workdir, jobid):
-    """ReFrame logs every result, failures too: the broken run's record says it failed in
-    and holds no performance value."""
+    """ReFrame logs every result, failures too: the broken run's record says it failed and
+    holds no performance value."""
     records = [r for path in glob.glob(str(workdir / '**' / 'perflogs' / '**' / '*.log*'),
                                        recursive=True)
                for r in read_perflog(path) if r['jobid'] == jobid]
@@ -80,6 +80,37 @@ def wait_node_state(node, states, timeout=90):
         time.sleep(1)
 
 
+def reframe(workdir, *args):
+    return start([REFRAME, '-C', CI_CONFIG, '-c', os.path.join(REPO, 'reframe_tests'), '-r',
+                  *args], workdir)
+
+
+def fail_under_training(proc, workdir, fault, recover):
+    """Once every rank of the run trained an epoch, ``fault(node)`` on the job's last node (not
+    the batch host: only a rank runs there); (its output, job id, nodes, that node) once it
+    ended, which must be within DEADLINE_S. ``recover(node)`` runs however the test ends."""
+    victim = None
+    try:
+        _, jobid, nodes = training(workdir, proc)
+        victim = nodes[-1]
+        fault(victim)
+        failed = time.monotonic()
+        output, _ = proc.communicate(timeout=DEADLINE_S + 60)
+        assert time.monotonic() - failed < DEADLINE_S, 'the run outlived its failure by 120 s'
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if victim:
+            recover(victim)
+    assert proc.returncode != 0
+    return output, jobid, nodes, victim
+
+
+def scontrol(node, state, *more):
+    subprocess.run(['scontrol', 'update', f'nodename={node}', f'state={state}', *more],
+                   check=True)
+
+
 def test_a_node_set_down_fails_the_acceptance_run_naming_it(shared_tmp_path):
     """ssb-acceptance exits 2 and names the node; resumed, the node runs the next run."""
     (shared_tmp_path / 'references').mkdir()
@@ -87,20 +118,9 @@ def test_a_node_set_down_fails_the_acceptance_run_naming_it(shared_tmp_path):
     proc = start([SSB_ACCEPTANCE, '-C', CI_CONFIG, '--out', str(out),
                   '--checks', os.path.join(REPO, 'reframe_tests'), '--', '-n',
                   'TrainingTest.*variant=hrvs.*scale=2nodes', *LONG_RUN], shared_tmp_path)
-    victim = None
-    try:
-        _, jobid, nodes = training(shared_tmp_path, proc)
-        victim = nodes[-1]              # not the batch host: only rank 1 runs there
-        subprocess.run(['scontrol', 'update', f'nodename={victim}', 'state=down',
-                        'reason=ssb test: node lost'], check=True)
-        failed = time.monotonic()
-        output, _ = proc.communicate(timeout=DEADLINE_S + 60)
-        assert time.monotonic() - failed < DEADLINE_S, 'the run outlived its node by 120 s'
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        if victim:
-            subprocess.run(['scontrol', 'update', f'nodename={victim}', 'state=resume'])
+    output, jobid, nodes, victim = fail_under_training(
+        proc, shared_tmp_path, lambda node: scontrol(node, 'down', 'reason=ssb test: node lost'),
+        lambda node: scontrol(node, 'resume'))
     assert proc.returncode == 2, output[-4000:]
     assert 'TESTS FAILED TO RUN (exit 2)' in output
     summary = json.loads((out / 'latest' / 'summary.json').read_text())
@@ -111,34 +131,22 @@ def test_a_node_set_down_fails_the_acceptance_run_naming_it(shared_tmp_path):
     no_performance_of(shared_tmp_path, jobid)
     # Resumed, the node takes the next multi-node run, which passes.
     wait_node_state(victim, {'idle'})
-    again = start([REFRAME, '-C', CI_CONFIG, '-c', os.path.join(REPO, 'reframe_tests'), '-r',
-                   '-n', 'TrainingTest.*variant=hrvs.*scale=2nodes', '-S', 'epochs=2',
-                   '-S', 'parallel_efficiency=false', '-S', 'SyntheticMAMe.images_per_class=2',
-                   '-J', f'nodelist={",".join(nodes)}'], shared_tmp_path)
+    again = reframe(shared_tmp_path, '-n', 'TrainingTest.*variant=lrfs.*scale=2nodes',
+                    '-S', 'epochs=2', '-S', 'parallel_efficiency=false',
+                    '-S', 'SyntheticMAMe.images_per_class=2', '-J', f'nodelist={",".join(nodes)}')
     output = again.communicate(timeout=600)[0]
     assert again.returncode == 0, output[-4000:]
 
 
 def test_a_node_that_dies_is_named_within_120_s(shared_tmp_path):
     """Every process of a node killed (slurmd, slurmstepd, the rank): Slurm finds it not
-    responding and ends the job NODE_FAIL; the reason names the node."""
-    proc = start([REFRAME, '-C', CI_CONFIG, '-c', os.path.join(REPO, 'reframe_tests'), '-r',
-                  '-n', 'TrainingTest.*variant=lrfs.*scale=2nodes', *LONG_RUN], shared_tmp_path)
-    number = None
-    try:
-        _, jobid, nodes = training(shared_tmp_path, proc)
-        victim = nodes[-1]
-        number = victim.removeprefix('node')
-        subprocess.run([NODE, 'kill', number], check=True)
-        died = time.monotonic()
-        output, _ = proc.communicate(timeout=DEADLINE_S + 60)
-        assert time.monotonic() - died < DEADLINE_S, 'the run outlived its node by 120 s'
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        if number:          # the node boots again and, answering, returns to service
-            subprocess.run([NODE, 'start', number], check=True)
-    assert proc.returncode != 0
+    responding and ends the job NODE_FAIL; the reason names the node. Booted again, it
+    returns to service by itself."""
+    def node(action):
+        return lambda name: subprocess.run([NODE, action, name.removeprefix('node')], check=True)
+    proc = reframe(shared_tmp_path, '-n', 'TrainingTest.*variant=lrfs.*scale=2nodes', *LONG_RUN)
+    output, jobid, _, victim = fail_under_training(proc, shared_tmp_path, node('kill'),
+                                                   node('start'))
     (reason,) = reasons(output)
     assert 'NODE_FAIL' in reason and f'node {victim} went DOWN' in reason, reason
     assert 'Not responding' in reason
@@ -147,19 +155,12 @@ def test_a_node_that_dies_is_named_within_120_s(shared_tmp_path):
 
 
 def test_a_killed_rank_fails_the_run_naming_its_node(shared_tmp_path):
-    proc = start([REFRAME, '-C', CI_CONFIG, '-c', os.path.join(REPO, 'reframe_tests'), '-r',
-                  '-n', 'TrainingTest.*variant=hrvs.*scale=2nodes', *LONG_RUN], shared_tmp_path)
-    try:
-        _, jobid, nodes = training(shared_tmp_path, proc)
+    def kill_rank_1(_):
         for pid in worker_pids(1):
             os.kill(pid, signal.SIGKILL)
-        killed = time.monotonic()
-        output, _ = proc.communicate(timeout=DEADLINE_S + 60)
-        assert time.monotonic() - killed < DEADLINE_S, 'the job hung after a rank died'
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode != 0
+    proc = reframe(shared_tmp_path, '-n', 'TrainingTest.*variant=lrfs.*scale=2nodes', *LONG_RUN)
+    output, jobid, nodes, _ = fail_under_training(proc, shared_tmp_path, kill_rank_1,
+                                                  lambda node: None)
     (reason,) = reasons(output)
     assert 'another worker died or stopped answering' in reason, reason
     assert f'task 1 on {nodes[1]}: Killed' in reason, reason

@@ -61,3 +61,19 @@ def test_a_job_that_ended_by_itself_is_not_explained(shared_tmp_path):
     assert slurm_record.failure(types.SimpleNamespace(state=state, jobid=jobid,
                                                       nodelist=['node1'])) is None
     assert slurm_record.energy(jobid) == 'n/a: no energy accounting (AcctGatherEnergyType)'
+
+
+def test_before_the_accounting_has_the_event_the_controller_names_the_node(shared_tmp_path):
+    """A job that ended before its node was drained has no event in its window: the node the
+    controller holds out of service now is named instead (the accounting lags it)."""
+    jobid = sbatch('-w', 'node3', '-o', str(shared_tmp_path / 'out'), '--wrap', 'true')
+    assert ended(jobid) == 'COMPLETED'
+    # The drain comes after the window in which an event would be the job's.
+    time.sleep(slurm_record.EVENT_AFTER_END.total_seconds() + 1.1)
+    try:
+        subprocess.run(['scontrol', 'update', 'nodename=node3', 'state=drain',
+                        'reason=slurm_record fallback'], check=True)
+        (found,) = slurm_record.failed_nodes(jobid, ['node3'])
+    finally:
+        subprocess.run(['scontrol', 'update', 'nodename=node3', 'state=resume'])
+    assert found[:3] == ('node3', 'DRAINED', 'slurm_record fallback')

@@ -16,9 +16,10 @@ from bokeh.models import (ColumnDataSource, CustomJS, CustomJSHover, DataRange1d
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from payload import contract
+from ssb_contract import perf
 
-from .. import variables
+from ssb_references.reffile import rule
+
 from .series import NOT_JUDGED, VERDICTS, failed
 
 #: Colours of the verdicts, in series.VERDICTS' order (Paul Tol's bright scheme).
@@ -30,7 +31,7 @@ with open(os.path.join(os.path.dirname(__file__), 'switch.js')) as _f:
 
 
 def label(name, unit):
-    pol = contract.BY_NAME.get(name)
+    pol = perf.BY_NAME.get(name)
     text = pol.title if pol else name
     return f'{text} ({unit})' if unit else text
 
@@ -43,7 +44,7 @@ def whisker_bounds(names):
 
 
 def default_variable(names):
-    return next((n for n in variables.REPORT_VARIABLES + ['hrvs_lrfs_time_per_mpx']
+    return next((n for n in rule.REPORT_VARIABLES + ['hrvs_lrfs_time_per_mpx']
                  if n in names), names[0])
 
 

@@ -6,10 +6,11 @@ reference band, the failed runs, change points when given, and notes on what can
 import math
 from dataclasses import dataclass, field
 
-from payload import contract
+from ssb_contract import perf
 
-from .. import drift, reffile, stats, variables
-from ..runs import TESTS, index_attrs, key_text
+from ssb_references.judge import drift, stats
+from ssb_references.reffile import reffile, rule
+from ssb_references.runs.run import TESTS, index_attrs, key_text
 
 #: A value's verdict, by code: the status column of the page (colours in page.py).
 VERDICTS = ('too little history, no reference', 'ok', 'regressed', 'improved', 'changed',
@@ -20,7 +21,7 @@ NO_HISTORY, FAILED, NOT_JUDGED = 0, 5, 6
 @dataclass(frozen=True)
 class ChangePoint:
     """A change point of one variable of one series: the interface the change-point command
-    fills (issue 34; command.change_points is the hook)."""
+    fills (issue 34; build.change_points is the hook)."""
     test: str
     key: tuple            # Run.key of the test's index attributes: (partition, variant, ...)
     variable: str
@@ -61,13 +62,13 @@ def failed(run):
 
 def judged(name):
     """Whether drift judges the variable (as drift.judge_run: decided about, not a spread)."""
-    pol = variables.policy(name)
+    pol = rule.policy(name)
     return pol is not None and not pol.spread_of
 
 
 def order(names):
     """The variables in the contract's order, the unknown ones after them by name."""
-    known = list(contract.BY_NAME)
+    known = list(perf.BY_NAME)
     return sorted(names, key=lambda n: (known.index(n) if n in known else len(known), n))
 
 
