@@ -81,7 +81,8 @@ def run_from_record(rec, source, test=TEST_NAME):
     if time is None:
         raise PerflogError(f'{source}: a record without a job completion time')
     fields = {k: normalize(v) for k, v in rec.items()
-              if not k.endswith(('_value', '_unit', '_ref', '_lower_thres', '_upper_thres'))}
+              if not any(k.endswith(s) for s in ('_value', '_unit', '_ref', '_lower_thres',
+                                                    '_upper_thres'))}
     system = fields.get('system')
     partition = fields.get('partition')
     return Run(system=system, partition=f'{system}:{partition}', test=test, fields=fields,
