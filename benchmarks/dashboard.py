@@ -88,7 +88,9 @@ def main(argv=None):
     p.add_argument('--screenshot', metavar='PNG', help='write a screenshot of the page top')
     args = p.parse_args(argv)
     work = tempfile.mkdtemp(prefix='ssb-dashboard-bench-')
-    seed_dir = args.seed_dir or year_history.run_seed(work)
+    if not args.seed_dir:                        # its own directory: the year is written
+        os.mkdir(os.path.join(work, 'seed'))     # to work/perflogs, of another system
+    seed_dir = args.seed_dir or year_history.run_seed(os.path.join(work, 'seed'))
     year_history.write_year(year_history.seed_records(seed_dir), os.path.join(work, 'perflogs'))
     # References proposed from January's nights, as a site would after its first month.
     command('update', '--perflog-dir', 'perflogs', '--reference-dir', 'refs', '--until',
