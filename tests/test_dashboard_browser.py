@@ -116,13 +116,17 @@ def test_choosing_a_variable_redraws_every_test_case(year, chromium):
     assert load.errors == []
 
 
-def test_each_point_shows_its_session_date_payload_revision_and_nodes(year, chromium):
+def test_each_point_shows_its_session_date_payload_revision_and_nodes(seeds, year, chromium):
     out, _ = year
+    # Night 300 is past the new payload series: the seed run's version, one minor up.
+    seed_version = seeds['TrainingTest'][0]['payload_version']
+    newer = year_history._series(seed_version, 300, 365)
+    assert newer != seed_version
     load = chromium.load(out / 'index.html')
     (tip,) = chromium.hover(load, 'cluster:gpu/hrvs/smallcnn/single', 300)
     lines = dict(line.split(':\t', 1) for line in tip.splitlines()[1:9])
     assert tip.splitlines()[0] == '\t2026-10-28 02:17 UTC'          # night 300 of 2026
-    assert lines['session'] == 'job 112011' and lines['payload'] == '1.3.0'
+    assert lines['session'] == 'job 112011' and lines['payload'] == newer
     assert lines['git'] == year_history._revision(300)[:12]
     assert lines['nodes'].startswith('gpu-') and lines['verdict'] == 'ok'
     low, high = map(float, lines['history'].split(' to '))
