@@ -1,6 +1,7 @@
 """Per-system performance references of size-shape-bench: propose, diff, update, drift, report,
-compare, and the scheduled acceptance run. ``python -m ssb_references --help`` (console script
-``ssb-references``) and ``ssb-acceptance``; see docs/references.md and docs/acceptance.md.
+compare, dashboard, and the scheduled acceptance run. ``python -m ssb_references --help``
+(console script ``ssb-references``) and ``ssb-acceptance``; see docs/references.md,
+docs/acceptance.md and docs/dashboard.md.
 
 Layers, each importing only those before it:
 
@@ -9,6 +10,7 @@ Layers, each importing only those before it:
 - judge/: drift against the history of a workload (a session's values judged together),
   an acceptance session's verdict, the change points of a whole history, their statistics;
 - report/: tables and plots of a system's runs;
+- dashboard/: every system's history as one self-contained HTML page;
 - compare/: systems side by side, or one system before and after;
 - cli/: the ``ssb-references`` command;
 - acceptance/: the ``ssb-acceptance`` command, its output directory and notification.

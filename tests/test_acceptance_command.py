@@ -69,6 +69,10 @@ def test_a_clean_run_writes_a_dated_report(first_run):
         == summary['session']
     assert (report / 'report' / 'generic-summary.md').exists()
     assert (report / 'report' / 'generic-lrfs-vs-hrvs.png').read_bytes()[:4] == b'\x89PNG'
+    # The dashboard of the system's stored runs: the latest page is latest/dashboard/.
+    page = (report / 'dashboard' / 'index.html').read_text()
+    assert '<title>size-shape-bench history: generic</title>' in page
+    assert summary['session'] in page
 
 
 def test_a_second_run_is_refused_while_one_holds_the_lock(first_run):

@@ -28,7 +28,8 @@ PARSERS = {'payload': payload_cli.parser, 'ssb-references': references_cli.parse
            'ssb-acceptance': acceptance.parser, 'sizeshape_datasets': datasets_cli.parser}
 BENCHMARKS = ('benchmarks/run.py', 'benchmarks/trust.py', 'benchmarks/fuzz_cli.py',
               'benchmarks/changes_proof.py', 'benchmarks/growth.py',
-              'benchmarks/concurrent_updates.py')
+              'benchmarks/concurrent_updates.py', 'benchmarks/dashboard.py',
+              'benchmarks/year_history.py')
 
 # The programs whose options a document may name on their own, outside a command.
 DOC_PROGRAMS = {
@@ -36,6 +37,7 @@ DOC_PROGRAMS = {
     'acceptance.md': ('ssb-acceptance', 'reframe'),
     'benchmarks.md': ('payload', 'reframe', 'ssb-acceptance') + BENCHMARKS,
     'clusters.md': ('payload', 'reframe'),
+    'dashboard.md': ('ssb-references', 'ssb-acceptance'),
     'data.md': ('payload', 'sizeshape_datasets', 'reframe'),
     'hostile-input.md': ('payload', 'sizeshape_datasets', 'ssb-references', 'ssb-acceptance',
                          'reframe'),

@@ -52,7 +52,8 @@ def test_the_payload_takes_what_it_uses():
 
 
 # ssb_references' layers, lowest first: a module imports from its own layer and those before.
-LAYERS = ('runs', 'reffile', 'judge', 'report', 'compare', 'cli', 'acceptance')
+# dashboard/ draws what judge/ decides and report/ tabulates; cli/ and acceptance/ write it.
+LAYERS = ('runs', 'reffile', 'judge', 'report', 'dashboard', 'compare', 'cli', 'acceptance')
 
 
 def imported_modules(path):

@@ -23,6 +23,7 @@ from ssb_references import __version__
 from ssb_references.acceptance import child, outdir, recent_changes, webhook
 from ssb_references.cli import options
 from ssb_references.cli.references import verdict_options
+from ssb_references.dashboard import build as dashboard
 from ssb_references.judge import acceptance_judge, drift, drift_family
 from ssb_references.reffile import reffile
 from ssb_references.report import charts, report
@@ -203,6 +204,7 @@ def run(args, extra):
                                          args.confidence)
         summary['report_dir'] = os.path.join(out, 'reports', stamp)
         write_report(db, summary, partial, refs_dir, args.change_nights)
+        write_dashboard(db, summary, partial, refs_dir, args)
         with open(os.path.join(partial, 'summary.json'), 'w') as f:
             json.dump(summary, f, indent=1, sort_keys=True)
         with open(os.path.join(partial, 'summary.txt'), 'w') as f:
@@ -244,6 +246,20 @@ def write_report(db, summary, out_dir, refs_dir, nights=recent_changes.RECENT_NI
                 runs, os.path.join(out_dir, 'changes'), nights)
     except (charts.PlotError, resultsdb.ResultsDBError, reffile.RefFileError) as err:
         summary['notes'].append(f'report not drawn: {err}')
+
+
+def write_dashboard(db, summary, out_dir, refs_dir, args):
+    """The dashboard of the system's stored runs, in the report directory
+    (DIR/latest/dashboard/index.html is then the newest page)."""
+    system = summary['system']
+    try:
+        runs = records.checked([r for r in resultsdb.read(db, TESTS) if r.system == system]
+                               if system else [])
+        if runs:
+            dashboard.write(runs, refs_dir, os.path.join(out_dir, 'dashboard'), source=db,
+                            confidence=args.confidence, history=args.history)
+    except (resultsdb.ResultsDBError, reffile.RefFileError, OSError) as err:
+        summary['notes'].append(f'dashboard not written: {err}')
 
 
 def split_reframe_args(argv=None):

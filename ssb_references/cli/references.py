@@ -1,5 +1,5 @@
 """``ssb-references`` / ``python -m ssb_references``: propose, diff, update, drift, report,
-compare.
+compare, dashboard.
 
 Exit status: 0 done; 1 ``drift`` found drift; 2 refused or failed (the message says why).
 """
@@ -12,7 +12,7 @@ from ssb_common import safefiles
 from ssb_contract import perf
 
 from ssb_references import __version__
-from ssb_references.cli import changes_command, compare_command, options
+from ssb_references.cli import changes_command, compare_command, dashboard_command, options
 from ssb_references.cli.options import UsageError
 from ssb_references.compare import compare
 from ssb_references.judge import drift, drift_family, stats
@@ -72,6 +72,7 @@ def parser():
         'drift': 'judge the newest run of each key against its history (or its references)',
         'report': 'write LR&FS vs HR&VS tables and PNG plots with trends',
         'changes': 'find the change points of every series over its whole history',
+        'dashboard': 'write one self-contained HTML page of every system\'s history',
     }
     subs = {}
     for name, help_text in cmds.items():
@@ -85,6 +86,8 @@ def parser():
             help='how the runs of a time-to-accuracy variable are combined: mlperf (drop the '
                  'fastest and the slowest, mean of the rest: MLPerf Training; default) or median')
     verdict_options(subs['drift'])
+    verdict_options(subs['dashboard'])
+    dashboard_command.add_arguments(subs['dashboard'])
     subs['drift'].add_argument('--all', action='store_true',
                                help='show every variable, not only the drifted ones')
     subs['report'].add_argument('--out', default='ssb-report', metavar='DIR',
@@ -253,7 +256,7 @@ def cmd_compare(args):
 
 COMMANDS = {'propose': cmd_propose, 'diff': cmd_diff, 'update': cmd_update,
             'drift': cmd_drift, 'report': cmd_report, 'compare': cmd_compare,
-            'changes': cmd_changes}
+            'changes': cmd_changes, 'dashboard': dashboard_command.run}
 
 ERRORS = (UsageError, ValueError, propose.Refusal, reffile.RefFileError, perflog.PerflogError,
           resultsdb.ResultsDBError, charts.PlotError, compare.CompareError, OSError)

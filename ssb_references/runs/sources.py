@@ -8,9 +8,10 @@ class SelectionError(ValueError):
     """Options that select no runs, or that cannot go together."""
 
 
-def load_runs(args, read=None):
+def load_runs(args, read=None, every_system=False):
     """(system, the runs selected; other systems' runs stay in for propose's check).
-    ``read``, a list: gets every run in the order its sources hold them."""
+    ``read``, a list: gets every run in the order its sources hold them. ``every_system``:
+    without --system, the runs of every system (system None)."""
     if args.system is not None:
         names.checked(args.system)              # it names a directory and a file
     if args.session and not args.db:
@@ -37,13 +38,13 @@ def load_runs(args, read=None):
         read += runs
     systems = sorted({r.system for r in runs})
     system = args.system
-    if system is None:
+    if system is None and not (every_system and systems):
         if len(systems) != 1:
             raise SelectionError(f'{source}: runs of {len(systems)} systems '
                                  f'({", ".join(systems)}): pass --system' if systems else
                                  f'{source}: no {TEST_NAME} runs')
         system = systems[0]
-    if args.db or args.ignore_other_systems:
+    if system is not None and (args.db or args.ignore_other_systems or every_system):
         runs = [r for r in runs if r.system == system]    # a results DB holds every system
     where = {}
     for item in args.where:
