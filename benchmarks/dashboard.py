@@ -94,7 +94,7 @@ def main(argv=None):
     year_history.write_year(year_history.seed_records(seed_dir), os.path.join(work, 'perflogs'))
     # References proposed from January's nights, as a site would after its first month.
     command('update', '--perflog-dir', 'perflogs', '--reference-dir', 'refs', '--until',
-            '2026-01-31', cwd=work)
+            '2025-01-31', cwd=work)
     print(f'load average before: {os.getloadavg()[0]:.2f}')
     build, report = [], []
     for _ in range(args.repeats):                # alternated: the same noise for both

@@ -32,7 +32,7 @@ from ssb_references.runs import perflog  # noqa: E402
 SEED_COMMAND = ['-r', '-n', 'SizeShapeGap.*scale=single', '-S', 'epochs=3']
 TESTS = ('TrainingTest', 'SizeShapeGap')
 PARTITIONS = ('cpu', 'gpu', 'bigmem', 'a100')
-START = datetime.datetime(2026, 1, 1, 2, 0, tzinfo=datetime.timezone.utc)
+START = datetime.datetime(2025, 1, 1, 2, 0, tzinfo=datetime.timezone.utc)   # a year, all past
 UPDATE_AT, NEW_SERIES_AT = 0.55, 0.40          # fractions of the year
 SLOWER = {'hrvs': 1.30, 'lrfs': 1.08}          # after the driver update, second partition
 NOISE, MEMORY_NOISE = 0.03, 0.01               # lognormal sigmas
@@ -56,7 +56,7 @@ def seed_records(perflog_dir):
     for test in TESTS:
         newest = {}
         for path in perflog.files(perflog_dir, None, test):
-            for rec in perflog.records(path):
+            for _, rec in perflog.records(path):
                 if rec.get('scale', 'single') == 'single' and rec.get('result') == 'pass':
                     newest[rec['name']] = rec
         out[test] = sorted(newest.values(), key=lambda r: r.get('variant') != 'lrfs')

@@ -52,9 +52,9 @@ def test_a_quarter_on_two_partitions(seeds, tmp_path):
     assert os.listdir(tmp_path / 'page') == ['index.html']
     page = (tmp_path / 'page' / 'index.html').read_text()
     assert '<title>size-shape-bench history: cluster</title>' in page
-    assert '540 runs of cluster, 2026-01-01 to 2026-03-31' in page
+    assert '540 runs of cluster, 2025-01-01 to 2025-03-31' in page
     # Night 60 failed its sanity check on the first partition: its three records are listed.
-    assert page.count('<td>2026-03-01 ') == 3 and page.count('<td>fail</td>') == 3
+    assert page.count('<td>2025-03-01 ') == 3 and page.count('<td>fail</td>') == 3
     assert '<h2>Partitions side by side: LR&amp;FS and HR&amp;VS</h2>' in page
     assert '<td>cluster:gpu/smallcnn/single</td><td>steady_epoch_time</td>' in page
     assert 'No change points found' in page          # a quiet quarter: looked for, none
@@ -70,7 +70,7 @@ def test_each_verdict_and_interval_is_drifts(seeds, tmp_path):
     payload series, and the newest."""
     logs = history(seeds, tmp_path / 'perflogs', 60)
     update = subprocess.run([sys.executable, '-m', 'ssb_references', 'update', '--perflog-dir',
-                             logs, '--reference-dir', tmp_path / 'refs', '--until', '2026-01-20'],
+                             logs, '--reference-dir', tmp_path / 'refs', '--until', '2025-01-20'],
                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert update.returncode == 0, update.stderr
     refs_of = build.references_of(str(tmp_path / 'refs'))
@@ -112,7 +112,7 @@ def test_systems_side_by_side_or_one_of_them(seeds, tmp_path):
     assert proc.returncode == 0 and '3 test case(s), 15 runs' in proc.stdout, proc.stderr
     page = (tmp_path / 'beta' / 'index.html').read_text()
     assert '<title>size-shape-bench history: beta</title>' in page and 'alpha:gpu' not in page
-    line = error_line(dashboard('--since', '2026-02-01', '--out', tmp_path / 'none',
+    line = error_line(dashboard('--since', '2025-02-01', '--out', tmp_path / 'none',
                                 cwd=tmp_path))
     assert line.endswith('no runs selected: nothing to show')
 
