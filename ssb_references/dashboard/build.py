@@ -32,8 +32,8 @@ def references_of(ref_dir):
 def write(runs, ref_dir, out, *, source, confidence=stats.DEFAULT_CONFIDENCE,
           history=drift.DEFAULT_HISTORY, last_n=5):
     """Build the page of ``runs`` and write ``out/index.html``; (its path, the series)."""
-    points = change_points(runs)
-    all_series = series.build(runs, references_of(ref_dir), confidence, history, points)
+    all_series = series.build(runs, references_of(ref_dir), confidence, history,
+                              change_points(runs))
     html = page.render(all_series, runs, sources=source, confidence=confidence,
-                       history=history, last_n=last_n, change_points=points)
+                       history=history, last_n=last_n)
     return page.write(html, out), all_series
