@@ -218,7 +218,7 @@ SUMMARY_KEYS = frozenset(SUMMARY_SETTINGS + sum(SUMMARY_SETTINGS_OF_VARIANT.valu
     'timing_lock', 'timing_lock_wait_s', 'timed_start_unix', 'timed_end_unix',
     # placement and threads
     'worker', 'workers', 'host', 'replicas', 'strategy', 'global_batch_size', 'intra_op_threads',
-    'inter_op_threads', 'cpus_available', 'devices',
+    'inter_op_threads', 'cpus_available', 'devices', 'container_runtime', 'container_evidence',
     # data and provenance
     'classes', 'dataset', 'dataset_fingerprint', 'dataset_images', 'images_left_out',
     'data_format', 'git_revision', 'versions',

@@ -8,7 +8,8 @@ import socket
 import sys
 import time
 
-from payload import PayloadError, contract, energy, hostlock, protocol, provenance, summarise
+from payload import (PayloadError, container, contract, energy, hostlock, protocol, provenance,
+                     summarise)
 
 # A run waiting on input for more than this share of its time is input-bound.
 INPUT_BOUND_FRACTION = 0.1
@@ -52,8 +53,11 @@ def run(args):
     except mame.DatasetError as err:
         raise PayloadError(str(err)) from None
 
-    import keras
-    import tensorflow as tf
+    try:
+        import keras
+        import tensorflow as tf
+    except ImportError as err:      # an image or environment without TensorFlow
+        raise PayloadError(f'TensorFlow cannot be imported by {sys.executable}: {err}') from None
 
     from payload import distribute, local_data, models, resources
 
@@ -267,4 +271,5 @@ def placement_summary(args, place):
         'cpus_available': len(os.sched_getaffinity(0)),
         'device_memory': None if resources.gpus() else resources.DEVICE_MEMORY_ON_CPU,
         'devices': resources.device_names(), 'versions': resources.versions(),
+        **container.detect(),
     }
