@@ -26,6 +26,7 @@ from payload.summarise import cv
 from ssb_references import stats
 
 from . import checked, payload_log, references, scaling, site_keys
+from .in_image import InImage
 from .training import TrainingTest
 from .workload import Workload
 
@@ -76,7 +77,7 @@ def what_moved(partition, perfvalues, variant_perfvalues):
 
 
 @rfm.simple_test
-class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, special=True):
+class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, InImage, special=True):
     """HR&VS over LR&FS: time per megapixel, peak memory, first-epoch overhead, GFLOP/s."""
 
     # special=True: ReFrame's check_performance is extended to say which variant moved.
@@ -87,6 +88,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, special=True):
     # Of the intervals of the per-epoch ratios (docs/metrics.md, "What the gap means").
     confidence = variable(checked.Float, value=stats.GAP_CONFIDENCE)
     local = True                 # reads the two runs' outputs; runs nothing itself
+    runs_payload = False         # its container fields are its runs'
     executable = 'true'
     time_limit = '5m'
 
@@ -190,7 +192,9 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, special=True):
         agree (``-S TrainingTest.x=...`` sets them for the two runs and not for this test)."""
         runs = {v: self.getdep(self.training[v]) for v in contract.VARIANTS}
         shared = contract.WORKLOAD_COMMON + ('tensorflow_version', 'payload_version',
-                                             'suite_version')
+                                             'suite_version', 'container_image',
+                                             'container_image_digest', 'container_runtime',
+                                             'container_detected')
         differ = [f'{name}: LR&FS {getattr(runs["lrfs"], name)!r}, HR&VS '
                   f'{getattr(runs["hrvs"], name)!r}' for name in shared
                   if getattr(runs['lrfs'], name) != getattr(runs['hrvs'], name)]
