@@ -64,9 +64,14 @@ class Charliecloud(ContainerPlatform):
     def check_image(image):
         """Refuse, with the reason, an image ch-run cannot run: missing, unreadable, not a
         directory image with the suite's mount points, nor a SquashFS file."""
-        if not os.path.exists(image):
+        try:
+            os.stat(image)
+        except (FileNotFoundError, NotADirectoryError):
             raise ImageError(f'container image {image!r} does not exist: build one with '
-                             f'`ssb-container build` (docs/clusters.md, "Containers")')
+                             f'`ssb-container build` (docs/clusters.md, "Containers")') from None
+        except OSError as err:
+            raise ImageError(f'container image {image!r} cannot be read: '
+                             f'{err.strerror}') from None
         if os.path.isdir(image):
             if not os.access(image, os.R_OK | os.X_OK):
                 raise ImageError(f'container image {image!r} cannot be read')

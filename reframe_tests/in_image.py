@@ -36,7 +36,7 @@ class InImage(rfm.RegressionTestPlugin):
     # False: the test runs no payload of its own (the gap): it takes its runs' fields.
     runs_payload = True
 
-    @run_after('init')
+    @run_after('init', always_last=True)      # after the hooks that set the tags
     def tag_container_runs(self):
         partitions = self.current_system.partitions
         if self.container_image or any(p.extras.get(site_keys.CONTAINER_IMAGE)
