@@ -6,7 +6,8 @@
    their times unchanged while their bytes are (ch-image's build cache keys a COPY on them);
 3. ``ch-image build`` of site_configs/container/Dockerfile on that base, with the build
    machine's pip sources (pip_sources.py): its build cache reruns only what changed;
-4. with ``--out``, the image copied there (``ch-convert``), unless it holds this image.
+4. the image copied out of the storage (``ch-run`` runs no image in it) to ``--out``,
+   unless that holds this image already (``export``).
 """
 import filecmp
 import os
@@ -26,7 +27,7 @@ DOCKERFILE = os.path.join('site_configs', 'container', 'Dockerfile')
 CONTEXT = ('setup.cfg', 'pyproject.toml', 'README.md', 'payload', 'sizeshape_datasets',
            'ssb_references', 'ssb_common', 'ssb_container')
 SKIPPED = ('__pycache__', '.pyc', '.egg-info')
-# ch-image's build cache keeps these in an image of its storage; ch-convert leaves them out.
+# ch-image's build cache keeps these in an image of its storage; they are not the image.
 BUILD_CACHE_FILES = ('.git', '.gitignore', 'ch/git.pickle')
 # ch-image's line for each instruction: '  12* RUN ...' (from its cache) or '  12. RUN ...'.
 INSTRUCTION = re.compile(r'^\s*\d+([.*])\s')
@@ -44,7 +45,7 @@ def tool(name):
     path = shutil.which(name)
     if path is None:
         raise BuildError(f'{name} is not installed: Debian packages charliecloud, '
-                         f'charliecloud-builders, python3-lark and mmdebstrap '
+                         f'charliecloud-builders, python3-lark, mmdebstrap and rsync '
                          f'(docs/clusters.md, "Containers")')
     return path
 
@@ -166,27 +167,33 @@ def build(env, source, context, tag, base_name, fresh):
     say(f'[3/4] built in {time.monotonic() - start:.0f} s')
 
 
-def export(env, tag, image, out):
-    """Copy ``image`` (in storage) to ``out`` unless ``out`` holds the same tree."""
+def export(env, image, out):
+    """Copy ``image`` (in storage) to ``out``, unless ``out`` holds the same tree: into a new
+    directory, hard-linking the files an earlier ``out`` has unchanged (rsync --link-dest),
+    then renamed into place: a small change copies little, and ``out`` is never half one
+    image and half another. What ch-image's build cache keeps in the image is left out, as
+    ``ch-convert`` leaves it out."""
     digest = image_digest.digest(image, BUILD_CACHE_FILES)
+    if os.path.lexists(out) and (not os.path.isdir(out) or os.path.islink(out)):
+        raise BuildError(f'{out} exists and is not an image directory: not replacing it')
     if os.path.isdir(out) and image_digest.digest(out) == digest:
         say(f'[4/4] {out} holds this image already (reused)')
         return digest
-    say(f'[4/4] ch-convert to {out} ...')
+    say(f'[4/4] copying to {out} ...')
     start = time.monotonic()
     parent = os.path.dirname(os.path.abspath(out))
     os.makedirs(parent, exist_ok=True)
     work = atomic.private_dir(parent, atomic.PARTIAL)
     try:
-        run([tool('ch-convert'), '-i', 'ch-image', '-o', 'dir', tag,
-             os.path.join(work, 'new')], env)
-        if os.path.lexists(out):
-            if not os.path.isdir(out) or os.path.islink(out):
-                raise BuildError(f'{out} exists and is not an image directory: '
-                                 f'not replacing it')
+        cmd = [tool('rsync'), '-a', '--delete', '--checksum',
+               *(f'--exclude=/{path}' for path in BUILD_CACHE_FILES)]
+        if os.path.isdir(out):
+            cmd.append(f'--link-dest={os.path.abspath(out)}')
+        run(cmd + [image + '/', os.path.join(work, 'new')], env)
+        if os.path.isdir(out):
             os.rename(out, os.path.join(work, 'old'))
         os.rename(os.path.join(work, 'new'), out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     say(f'[4/4] copied in {time.monotonic() - start:.0f} s')
-    return image_digest.digest(out)
+    return digest

@@ -63,7 +63,7 @@ def main(argv=None):
             raise build.BuildError(f'ch-image reported success but {built} is not there')
         # ch-run runs no directory of ch-image's storage: the image is copied out of it.
         image = os.path.abspath(args.out or os.path.join(cache, TAG))
-        digest = build.export(env, TAG, built, image)
+        digest = build.export(env, built, image)
     except build.BuildError as err:
         print(f'error: {err}', file=sys.stderr)
         return 1

@@ -12,16 +12,16 @@ import pytest
 from conftest import REPO
 
 SSB_CONTAINER = os.path.join(os.path.dirname(sys.executable), 'ssb-container')
-TOOLS = ('ch-run', 'ch-image', 'ch-convert', 'mmdebstrap')
+TOOLS = ('ch-run', 'ch-image', 'mmdebstrap', 'rsync')
 
 
-@pytest.fixture(scope='session')
-def image():
+@pytest.fixture(scope='session', name='image')
+def built_image():
     """(path, digest) of the built image."""
     missing = [t for t in TOOLS if not shutil.which(t)]
     if missing:
         message = (f'no {", ".join(missing)} here (Debian packages charliecloud, '
-                   f'charliecloud-builders, python3-lark, mmdebstrap)')
+                   f'charliecloud-builders, python3-lark, mmdebstrap, rsync)')
         if os.environ.get('SSB_REQUIRE_CONTAINER') == '1':
             pytest.fail(message)
         pytest.skip(message)

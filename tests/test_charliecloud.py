@@ -198,3 +198,26 @@ def test_a_tree_digest_is_of_its_contents(tmp_path):
     f.write_bytes(b'x')
     assert image_digest.digest(str(f)) == ('sha256:2d711642b726b04401627ca9fbac32f5c8530fb19'
                                             '03cc4db02258717921a4881')
+
+
+SITE_WITH_PODMAN = '''
+site_configuration = {
+    'systems': [{'name': 'probe', 'hostnames': ['.*'], 'partitions': [{
+        'name': 'cpu', 'scheduler': 'local', 'launcher': 'local', 'environs': ['builtin'],
+        'container_platforms': [{'type': 'Podman'}]}]}],
+    'environments': [{'name': 'builtin'}],
+}
+'''
+
+
+def test_a_platform_nobody_knows_is_named_at_set_up(tmp_path):
+    from reframe_runs import run_reframe
+    config = tmp_path / 'site.py'
+    config.write_text(SITE_WITH_PODMAN)
+    proc = run_reframe('--dry-run', '-n', 'TrainingTest.*lrfs.*smallcnn.*single', '-S',
+                       'container_image=/images/ssb', cwd=tmp_path, config=config,
+                       env={'RFM_COLORIZE': 'n'})
+    assert proc.returncode != 0
+    assert ("* Reason: image error: the partition probe:cpu declares the container platform "
+            "'Podman', which neither ReFrame nor the suite knows (Charliecloud or one of "
+            "ReFrame's)") in proc.stdout, proc.stdout[-3000:]

@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 from conftest import CI_CONFIG
-from container_image import image  # noqa: F401  (the fixture)
+from container_image import built_image  # noqa: F401  (the fixture 'image')
 from reframe_runs import read_perflog, run_reframe
 
 # The nodes share this directory with the submitting host; each has its own /tmp.
