@@ -10,6 +10,8 @@ import pytest
 from sizeshape_datasets import mame, synthetic
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The suite's container image, once per session (tests/container_image.py).
+pytest_plugins = ['container_image']
 CI_CONFIG = os.path.join(REPO, 'site_configs', 'ci.py')
 
 

@@ -15,8 +15,8 @@ SSB_CONTAINER = os.path.join(os.path.dirname(sys.executable), 'ssb-container')
 TOOLS = ('ch-run', 'ch-image', 'mmdebstrap', 'rsync')
 
 
-@pytest.fixture(scope='session', name='image')
-def built_image():
+@pytest.fixture(scope='session')
+def suite_image():
     """(path, digest) of the built image."""
     missing = [t for t in TOOLS if not shutil.which(t)]
     if missing:

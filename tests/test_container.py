@@ -10,13 +10,15 @@ import sys
 import textwrap
 
 import pytest
-from container_image import built_image  # noqa: F401  (the fixture 'image')
+from conftest import REPO
 from reframe_runs import read_perflog, run_reframe
 
 from payload import container
 
 PAIR = '(TrainingTest|SizeShapeGap).*smallcnn.*single'
 LRFS = 'TrainingTest.*lrfs.*smallcnn.*single'
+# Functional proof in CI's time: 29 images, 3 epochs (the gap's noise limit is not for these).
+SMALL = ('-S', 'SyntheticMAMe.images_per_class=1', '-S', 'TrainingTest.epochs=3')
 
 
 def reasons(proc):
@@ -32,11 +34,10 @@ def job_lines(cwd, test):
         return f.read().splitlines()
 
 
-def test_both_variants_and_the_gap_run_in_the_image(image, tmp_path):
-    path, digest = image
-    # Functional proof: 3 epochs, and the gap's noise limit is not for runs this short.
+def test_both_variants_and_the_gap_run_in_the_image(suite_image, tmp_path):
+    path, digest = suite_image
     proc = run_reframe('-r', '-t', 'container', '-n', PAIR, '-S', f'container_image={path}',
-                       '-S', 'TrainingTest.epochs=3', '--skip-performance-check', cwd=tmp_path,
+                       *SMALL, '--skip-performance-check', cwd=tmp_path,
                        env={'RFM_COLORIZE': 'n'})
     assert proc.returncode == 0, proc.stdout[-6000:]
     assert 'Ran 4/4 test case(s)' in proc.stdout, proc.stdout[-3000:]   # the data fixture too
@@ -76,7 +77,7 @@ def image_without_tensorflow(path, tmp_path):
 
 
 @pytest.mark.parametrize('kind', ['missing', 'not an image', 'not the suite\'s', 'no TensorFlow'])
-def test_a_bad_image_is_one_error_at_set_up_and_nothing_trains(image, tmp_path, kind):
+def test_a_bad_image_is_one_error_at_set_up_and_nothing_trains(suite_image, tmp_path, kind):
     text = tmp_path / 'notes.txt'
     text.write_text('not an image\n')
     bad, said = {
@@ -88,7 +89,7 @@ def test_a_bad_image_is_one_error_at_set_up_and_nothing_trains(image, tmp_path, 
         'no TensorFlow': (None, 'has no tensorflow for its python3'),
     }[kind]
     if bad is None:
-        bad = image_without_tensorflow(image[0], tmp_path)
+        bad = image_without_tensorflow(suite_image[0], tmp_path)
     (tmp_path / 'rfm').mkdir()
     proc = run_reframe('-r', '-n', LRFS, '-S', f'container_image={bad}', cwd=tmp_path / 'rfm',
                        env={'RFM_COLORIZE': 'n'})
@@ -120,14 +121,14 @@ os.execvp(command[0], command)
 '''
 
 
-def test_a_runtime_that_runs_on_the_host_fails_the_sanity_check(image, tmp_path):
+def test_a_runtime_that_runs_on_the_host_fails_the_sanity_check(suite_image, tmp_path):
     fake = tmp_path / 'bin' / 'ch-run'
     fake.parent.mkdir()
     fake.write_text(textwrap.dedent(HOST_CH_RUN).format(python=sys.executable))
     fake.chmod(0o755)
     (tmp_path / 'rfm').mkdir()
     path = f'{fake.parent}:{os.path.dirname(sys.executable)}:{os.environ["PATH"]}'
-    proc = run_reframe('-r', '-n', LRFS, '-S', f'container_image={image[0]}', '-S', 'epochs=2',
+    proc = run_reframe('-r', '-n', LRFS, '-S', f'container_image={suite_image[0]}', *SMALL,
                        cwd=tmp_path / 'rfm', env={'RFM_COLORIZE': 'n', 'PATH': path})
     assert proc.returncode != 0
     (reason,) = reasons(proc)
@@ -140,3 +141,14 @@ def test_runs_on_the_host_say_so(default_run):
     runs = read_perflog(cwd / 'perflogs' / 'generic' / 'default' / 'TrainingTest.log')
     here = container.detect()['container_runtime']
     assert {(r['container_runtime'], r['container_detected']) for r in runs} == {('none', here)}
+
+
+def test_the_overhead_benchmark_runs(suite_image, tmp_path):
+    """benchmarks/container.py at its smallest: 3 pairs of 2 epochs (docs/benchmarks.md)."""
+    proc = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'container.py'),
+                           '--image', suite_image[0], '--pairs', '3', '--epochs', '2',
+                           '--images', '1', '--workdir', str(tmp_path)],
+                          capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert '| container | 3 |' in proc.stdout and f'| host {sys.executable} | 3 |' in proc.stdout
+    assert f'Container / host {sys.executable} steady img/s: **' in proc.stdout
