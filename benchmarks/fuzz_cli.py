@@ -25,15 +25,14 @@ from test_fuzz_inputs import NASTY, options, subparser  # noqa: E402
 from payload import cli as payload_cli  # noqa: E402
 from sizeshape_datasets import __main__ as datasets_cli  # noqa: E402
 from sizeshape_datasets import mame  # noqa: E402
-from ssb_references import acceptance  # noqa: E402
-from ssb_references import cli as references_cli  # noqa: E402
+from ssb_references.acceptance import command as acceptance  # noqa: E402
+from ssb_contract.options import OPTIONS  # noqa: E402
+from ssb_references.cli import references as references_cli  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
-REFRAME_VARIABLES = ['precision', 'subset', 'pixel_budget', 'training_step', 'hrvs_batching',
-                     'retracing', 'models', 'epochs', 'lrfs_batch_size', 'upscale', 'prepare',
-                     'jit_compile', 'memory_limit_gib', 'data_dir', 'stage_dir', 'image_size',
-                     'crop_size', 'input_threads', 'target_accuracy', 'seed', 'scale',
-                     'container_image', 'val_subset', 'parallel_efficiency']
+# The workload options, and the tests' and the data fixture's own variables.
+REFRAME_VARIABLES = [o.name for o in OPTIONS if not o.parameter] + [
+    'models', 'memory_limit_gib', 'seed', 'scale', 'container_image', 'parallel_efficiency']
 
 
 def datasets(out):

@@ -22,17 +22,19 @@ from real_resolution import measure_decode, real_resolution, render_real
 from against_reference import reference_section, render_reference
 from threads import render_threads, threads_section
 
+from ssb_contract.options import PixelBudget, default
+
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument('--lrfs-model', default='resnet50')
     p.add_argument('--lrfs-images', type=int, default=32, help='LR&FS training images')
-    p.add_argument('--lrfs-batch-size', type=int, default=16)
+    p.add_argument('--lrfs-batch-size', type=int, default=default('lrfs_batch_size'))
     p.add_argument('--lrfs-scale', type=float, default=0.1,
                    help='synthetic LR&FS JPEGs: linear scale of MAMe shapes (0.1: about 270 px)')
-    p.add_argument('--image-size', type=int, default=256)
-    p.add_argument('--crop-size', type=int, default=224)
+    p.add_argument('--image-size', type=int, default=default('image_size'))
+    p.add_argument('--crop-size', type=int, default=default('crop_size'))
     p.add_argument('--repeats', type=int, default=5,
                    help='LR&FS runs reading JPEG files (the spread is over these)')
     p.add_argument('--memory-repeats', type=int, default=2, help='LR&FS runs on in-memory batches')
@@ -40,10 +42,12 @@ def main(argv=None):
     p.add_argument('--hrvs-model', default='smallcnn')
     p.add_argument('--hrvs-images-per-class', type=int, default=2, help='29 classes')
     p.add_argument('--hrvs-scale', type=float, default=0.1)
+    # A batch of several images: what padded and bucketed batching are for (single's is 1).
     p.add_argument('--hrvs-batch-size', type=int, default=4, help='padded and bucketed')
-    p.add_argument('--pixel-budget', default='65k')
-    p.add_argument('--epochs', type=int, default=3)
-    p.add_argument('--precision', default='float32')
+    p.add_argument('--pixel-budget', default=default('pixel_budget'))
+    p.add_argument('--epochs', type=int, default=3, help='per run (fewer than the suite\'s '
+                                                          'default: the benchmark runs many)')
+    p.add_argument('--precision', default=default('precision'))
     p.add_argument('--peak-gflops', type=float,
                    help='peak GFLOP/s for peak_fraction (default: each run measures a matmul)')
     p.add_argument('--seed', type=int, default=0)
@@ -131,7 +135,7 @@ def main(argv=None):
         if 'real' in sections:
             real = real_resolution(args, workdir, timedir)
         if 'reference' in sections:
-            ref = reference_section(args, workdir, timedir)
+            ref = reference_section(args, PixelBudget(args.pixel_budget), workdir, timedir)
         if 'threads' in sections:
             threads = threads_section(args, workdir, timedir)
     finally:

@@ -30,9 +30,11 @@ import sys
 import tempfile
 import time
 
-from ssb_references import drift, resultsdb, variables
-from ssb_references.acceptance import split_reframe_args
-from ssb_references.runs import TESTS, group, index_attrs
+from ssb_references.acceptance.command import split_reframe_args
+from ssb_references.judge import drift
+from ssb_references.reffile import rule
+from ssb_references.runs import resultsdb
+from ssb_references.runs.run import TESTS, group, index_attrs
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
@@ -140,7 +142,7 @@ def leave_one_out(runs, confidence):
                 others = [r for r in rs if r is not run
                           and drift.left_out_because(run, r) is None]
                 for name, (value, _) in run.perf.items():
-                    pol = variables.policy(name)
+                    pol = rule.policy(name)
                     past = [r.perf[name][0] for r in others if name in r.perf]
                     if pol is None or pol.spread_of or len(past) < drift.MIN_HISTORY:
                         continue

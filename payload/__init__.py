@@ -10,7 +10,8 @@ for the options and the output contract (``SSB-EPOCH`` / ``SSB-SUMMARY`` lines).
 # measured number (input pipeline, training step, timing, what is counted), the
 # major version with any change of the output contract, the patch version else.
 # ssb-references refuses to mix runs of different major.minor versions.
-PAYLOAD_VERSION = '1.2.0'
+PAYLOAD_VERSION = '2.0.0'
+
 
 class PayloadError(Exception):
     """A failure the user can act on; printed as one ``error: ...`` line."""

@@ -19,28 +19,28 @@ LOSS_SUM, CORRECT, IMAGES = range(3)
 class Validation:
     """Evaluates the model on this worker's share of the validation subset."""
 
-    def __init__(self, args, step, records, worker, workers, local_replicas):
+    def __init__(self, batches, subset, reduce_retracing, step, records, place):
+        """``records`` of ``subset``, made into ``batches`` as training makes them, on the
+        worker and replicas of ``place``."""
         from payload import data
         # Several replicas evaluate whole steps each (the remainder is left out, as in
         # training); one replica evaluates every image.
-        per_step = args.batch_size * local_replicas
-        self.shard = distribute.shard(records, worker, workers,
-                                      per_step if local_replicas > 1 else 1)
+        per_step = batches.batch_size * place.local_replicas
+        self.shard = distribute.shard(records, place.worker, place.workers,
+                                      per_step if place.local_replicas > 1 else 1)
         if not self.shard:
-            raise PayloadError(f'the {args.val_subset} subset ({len(records)} images) has '
-                               f'none for worker {worker} of {workers}')
-        self.images_left_out = len(records) - workers * len(self.shard)
+            raise PayloadError(f'the {subset} subset ({len(records)} images) has '
+                               f'none for worker {place.worker} of {place.workers}')
+        self.images_left_out = len(records) - place.workers * len(self.shard)
         self.strategy = step.strategy
         self.steps = -(-len(self.shard) // per_step)
 
         def make(_):
-            ds = data.eval_dataset(self.shard, args.variant, args.image_size, args.crop_size,
-                                   args.pixel_budget_px, args.hrvs_batching, args.batch_size,
-                                   args.upscale)
-            return data.with_threads(ds.repeat(), args.input_threads)
+            return data.with_threads(data.eval_dataset(self.shard, batches).repeat(),
+                                     batches.input_threads)
         # One iterator for the run, as in training: releasing one costs seconds.
         self.iterator = iter(self.strategy.distribute_datasets_from_function(make))
-        self._step = self._make_step(step.model, args.retracing == 'reduced')
+        self._step = self._make_step(step.model, reduce_retracing)
         self.traces = 0
 
     def _make_step(self, model, reduce_retracing):

@@ -1,14 +1,16 @@
-"""Command line of the payload: options, validation, and the one place errors are printed."""
+"""Command line of the payload: options, checks, the frozen settings they give (settings.py),
+and the one place errors are printed."""
 import argparse
 import json
 import math
 import os
 import sys
 
-from payload import PayloadError
-from payload.contract import (HRVS_BATCHING, MODELS, PRECISIONS, RETRACING, STEPS,
-                              VARIANTS)
-from sizeshape_datasets.shapes import parse_pixel_budget
+from payload import PayloadError, settings
+from ssb_contract import checks, flags
+
+# The payload names an option by its flag: '--batch-size 8'.
+NAMING = checks.Naming(label=lambda o: o.flag, setting=lambda o, value: f'{o.flag} {value}')
 
 
 class _Parser(argparse.ArgumentParser):
@@ -18,73 +20,23 @@ class _Parser(argparse.ArgumentParser):
 
 def parser():
     p = _Parser(prog='python -m payload', description=__doc__)
-    p.add_argument('--variant', required=True, choices=VARIANTS,
-                   help='lrfs: low-resolution fixed shape; hrvs: high-resolution variable shape')
-    p.add_argument('--model', default='smallcnn',
-                   help=f'one of {", ".join(MODELS)} (default: smallcnn)')
-    p.add_argument('--data-dir', required=True,
-                   help='dataset root in the MAMe layout, or an HDF5 file made from one by '
-                        '"python -m sizeshape_datasets pack"')
-    p.add_argument('--subset', default='train', choices=('train', 'val', 'test'))
-    p.add_argument('--epochs', type=int, default=3)
-    p.add_argument('--batch-size', type=int,
-                   help='per device; default: 128 for lrfs (MAMe baselines), 1 for hrvs (the '
-                        'paper\'s setting)')
-    p.add_argument('--image-size', type=int, default=256,
-                   help='lrfs: images resized to this square')
-    p.add_argument('--crop-size', type=int, default=224, help='lrfs: random square crop')
-    p.add_argument('--pixel-budget', default='65k',
-                   help='hrvs: resize every image to this many pixels, aspect ratio kept, '
-                        'as the paper\'s R65k-VS and R360k-VS (e.g. 65k, 360k, 2m, or native '
-                        'to keep each image as it is; default 65k)')
-    p.add_argument('--no-upscale', dest='upscale', action='store_false',
-                   help='hrvs: keep images smaller than the pixel budget at their native size')
-    p.add_argument('--hrvs-batching', default='single', choices=HRVS_BATCHING,
-                   help='hrvs: single (batch 1), padded (to the batch\'s largest image), '
-                        'bucketed (padded to a bounded set of shapes)')
-    p.add_argument('--retracing', default=RETRACING[0], choices=RETRACING,
-                   help='per-shape: one graph per input shape (TensorFlow default); '
-                        'reduced: tf.function(reduce_retracing=True)')
+    flags.add_arguments(p)          # the workload options (ssb_contract/options.py)
     p.add_argument('--strategy', default='auto',
                    choices=('auto', 'default', 'mirrored', 'multi-worker'),
                    help='auto: multi-worker when several tasks are launched (srun -n N, or '
                         'TF_CONFIG), mirrored over several local GPUs, else default')
-    p.add_argument('--precision', default='float32', choices=PRECISIONS,
-                   help='Keras dtype policy (mixed_float16 adds loss scaling); default float32')
-    p.add_argument('--step', default=STEPS[0], choices=STEPS,
-                   help='split: the gradient graph is traced per input shape and the optimizer '
-                        'update once (default); fused: both in one graph, retraced whole per '
-                        'shape (the common pattern, to measure the difference)')
-    p.add_argument('--input-threads', type=int, default=0,
-                   help='threads of the input pipeline\'s own pool (tf.data private thread '
-                        'pool); 0: tf.data\'s default, shared with the training ops')
     p.add_argument('--intra-op-threads', type=int,
                    help='threads within one training op; default: the job\'s CPUs per task '
                         '(SLURM_CPUS_PER_TASK) where set, else TensorFlow\'s default (all cores)')
     p.add_argument('--inter-op-threads', type=int,
                    help='training ops run at once; default: TensorFlow\'s')
-    p.add_argument('--jit-compile', action='store_true',
-                   help='compile the training step with XLA (tf.function(jit_compile=True))')
     p.add_argument('--input', default='files', choices=('files', 'memory'),
                    help='files: read and decode every epoch (default); memory: read one epoch '
                         'before training and replay its batches from memory (the baseline '
                         'without input-pipeline cost)')
-    p.add_argument('--stage-dir',
-                   help='copy this worker\'s images into a private directory here (node-local '
-                        'storage) before training, timed on its own; removed at the end')
-    p.add_argument('--prepare', action='store_true',
-                   help='decode and resize this worker\'s images once, before training (timed '
-                        'on its own), and train from the prepared pixels; see '
-                        '"python -m sizeshape_datasets prepare"')
     p.add_argument('--validate', action='store_true',
                    help='evaluate on --val-subset after every epoch, timed apart from training; '
                         'reports val loss and accuracy per epoch')
-    p.add_argument('--val-subset', default='val', choices=('train', 'val', 'test'),
-                   help='the subset --validate evaluates on (default: val)')
-    p.add_argument('--target-accuracy', type=float, metavar='A',
-                   help='time to accuracy (implies --validate): stop after the epoch whose '
-                        'evaluation reaches val accuracy A (never before epoch 2) and report '
-                        'epochs_to_target and seconds_to_target; fail if --epochs end first')
     p.add_argument('--progress-seconds', type=float, default=60.0,
                    help='print a progress line on stderr at most this often (epoch, steps, '
                         'img/s, time left); 0: never')
@@ -109,13 +61,27 @@ def parser():
     return p
 
 
-def parse_args(argv):
+def parse_args(argv, environ=os.environ):
+    """The frozen settings of a command line (settings.py); PayloadError for one it refuses."""
     args = parser().parse_args(argv)
-    validate(args)
-    return args
+    workload = flags.values(args)
+    check(args, workload, environ)
+    slurm_cpus = environ.get('SLURM_CPUS_PER_TASK', '')
+    values = {**vars(args), **workload,
+              'batch_size': workload[f'{args.variant}_batch_size'],
+              'validate': args.validate or args.target_accuracy is not None,
+              # The job's CPUs per task, where Slurm says, else TensorFlow's default.
+              'intra_op_threads': args.intra_op_threads if args.intra_op_threads is not None
+              else int(slurm_cpus) if slurm_cpus.isdigit() else None}
+    parts = {'batches': settings.of(settings.Batches, values),
+             'step': settings.of(settings.Step, values),
+             'data': settings.of(settings.Data, values),
+             'validation': settings.of(settings.Validation, values)}
+    return settings.of(settings.Settings, {**values, **parts})
 
 
-def validate(args):
+def check(args, workload, environ):
+    """Refuse what the payload cannot run, naming the option."""
     for name, value in vars(args).items():      # inf and NaN pass every comparison below
         if isinstance(value, float) and not math.isfinite(value):
             raise PayloadError(f'--{name.replace("_", "-")} must be a finite number, got {value}')
@@ -125,44 +91,22 @@ def validate(args):
         raise PayloadError(f'--seed must be between 0 and 2**32 - 1, got {args.seed}')
     if args.progress_seconds < 0:
         raise PayloadError('--progress-seconds must be >= 0')
-    if args.model not in MODELS:
-        raise PayloadError(f'unknown model {args.model!r}; choose from {", ".join(MODELS)}')
-    if args.epochs < 2:
-        raise PayloadError('--epochs must be >= 2: steady-state time is the median of the '
-                           'epochs after the first')
-    if args.batch_size is None:
-        args.batch_size = 128 if args.variant == 'lrfs' else 1
-    if args.batch_size < 1:
-        raise PayloadError(f'--batch-size must be >= 1, got {args.batch_size}')
-    if args.variant == 'hrvs' and args.hrvs_batching == 'single' and args.batch_size != 1:
-        raise PayloadError('--hrvs-batching single trains at batch 1; use padded or bucketed '
-                           f'for --batch-size {args.batch_size}')
-    if not 1 <= args.crop_size <= args.image_size:
-        raise PayloadError('--crop-size must be between 1 and --image-size')
+    for problem in checks.problems(workload, NAMING, args.variant):
+        raise PayloadError(problem)
     if args.memory_limit_gib is not None and args.memory_limit_gib <= 0:
         raise PayloadError('--memory-limit-gib must be positive')
-    for name in ('input_threads', 'intra_op_threads', 'inter_op_threads'):
+    for name in ('intra_op_threads', 'inter_op_threads'):
         value = getattr(args, name)
         if value is not None and value < 0:
             raise PayloadError(f'--{name.replace("_", "-")} must be >= 0, got {value}')
-    check_tf_config(os.environ.get('TF_CONFIG'))
-    if args.intra_op_threads is None and os.environ.get('SLURM_CPUS_PER_TASK', '').isdigit():
-        args.intra_op_threads = int(os.environ['SLURM_CPUS_PER_TASK'])
+    check_tf_config(environ.get('TF_CONFIG'))
     if args.input_probe_seconds < 0:
         raise PayloadError('--input-probe-seconds must be >= 0')
     if args.peak_gflops is not None and not args.peak_gflops > 0:
         raise PayloadError(f'--peak-gflops must be positive, got {args.peak_gflops}')
-    if args.target_accuracy is not None:
-        if not 0 < args.target_accuracy <= 1:
-            raise PayloadError(f'--target-accuracy must be in (0, 1], got {args.target_accuracy}')
-        args.validate = True
-    if args.validate and args.val_subset == args.subset:
+    if (args.validate or args.target_accuracy is not None) and args.val_subset == args.subset:
         raise PayloadError(f'--validate evaluates on the subset it trains on '
                            f'({args.subset}): choose another --val-subset')
-    try:
-        args.pixel_budget_px = parse_pixel_budget(args.pixel_budget)
-    except ValueError as err:
-        raise PayloadError(str(err)) from None
 
 
 def main(argv=None):

@@ -48,18 +48,18 @@ def lrfs_dataset(records, image_size, crop_size, batch_size, seed):
     return ds.batch(batch_size, drop_remainder=True).prefetch(AUTOTUNE)
 
 
-def hrvs_targets(records, pixel_budget, upscale=True):
-    """Per image (height, width) after the pixel budget, in record order.
+def hrvs_targets(records, budget, upscale=True):
+    """Per image (height, width) after the budget (pixels; None: native), in record order.
 
     Prepared records are already at their training shape."""
     if hdf5.is_prepared(records):
         return [(r.height, r.width) for r in records]
-    return [shapes.budget_shape(r.width, r.height, pixel_budget, upscale) for r in records]
+    return [shapes.budget_shape(r.width, r.height, budget, upscale) for r in records]
 
 
-def hrvs_dataset(records, pixel_budget, batching, batch_size, seed, upscale=True):
+def hrvs_dataset(records, budget, batching, batch_size, seed, upscale=True):
     """Variable shape: aspect ratio kept, never resized to a common shape."""
-    targets = hrvs_targets(records, pixel_budget, upscale)
+    targets = hrvs_targets(records, budget, upscale)
     buckets = [shapes.bucket_shape(h, w) for h, w in targets]
     bucket_ids = {b: i for i, b in enumerate(sorted(set(buckets)))}
     ds, load = _images(records, targets, seed, decode.ANTIALIAS['hrvs'], targets, buckets,
@@ -86,26 +86,28 @@ def hrvs_dataset(records, pixel_budget, batching, batch_size, seed, upscale=True
     return ds.map(lambda image, label, hw, _: (image, label, hw)).prefetch(AUTOTUNE)
 
 
-def eval_dataset(records, variant, image_size, crop_size, pixel_budget, batching, batch_size,
-                 upscale=True):
+def eval_dataset(records, batches):
     """Validation input, the same every epoch: LR&FS resized and centre-cropped, HR&VS
-    at its training shape; no shuffling or augmentation, and every image (the last
-    batch may be partial: evaluation traces its shape once)."""
-    if variant == 'lrfs':
-        targets = [(image_size, image_size)] * len(records)
-        offset = (image_size - crop_size) // 2
+    at its training shape (``batches``: payload/settings.py); no shuffling or augmentation,
+    and every image (the last batch may be partial: evaluation traces its shape once)."""
+    b = batches
+    if b.variant == 'lrfs':
+        targets = [(b.image_size, b.image_size)] * len(records)
+        offset = (b.image_size - b.crop_size) // 2
     else:
-        targets = hrvs_targets(records, pixel_budget, upscale)
-    ds, load = decode.images(records, targets, decode.ANTIALIAS[variant])
+        targets = hrvs_targets(records, b.budget, b.upscale)
+    ds, load = decode.images(records, targets, decode.ANTIALIAS[b.variant])
 
     def prepare(*element):
         image, label = load(*element)
-        if variant == 'lrfs':
-            image = tf.image.crop_to_bounding_box(image, offset, offset, crop_size, crop_size)
+        if b.variant == 'lrfs':
+            image = tf.image.crop_to_bounding_box(image, offset, offset, b.crop_size,
+                                                  b.crop_size)
         return image / 255.0, label
 
     ds = ds.map(prepare, num_parallel_calls=AUTOTUNE)
-    ds = ds.batch(1) if variant == 'hrvs' and batching == 'single' else ds.padded_batch(batch_size)
+    single = b.variant == 'hrvs' and b.hrvs_batching == 'single'
+    ds = ds.batch(1) if single else ds.padded_batch(b.batch_size)
     return ds.prefetch(AUTOTUNE)
 
 
@@ -130,16 +132,16 @@ def input_capacity(dataset, max_batches, max_seconds):
     return images, time.perf_counter() - start
 
 
-def batch_shapes(records, variant, batch_size, image_size=None, crop_size=None,
-                 pixel_budget=None, batching='single', upscale=True):
+def batch_shapes(records, batches):
     """(record, largest batch shape it can be part of) for the memory check."""
-    if variant == 'lrfs':
-        return [(r, (batch_size, crop_size, crop_size)) for r in records]
+    b = batches
+    if b.variant == 'lrfs':
+        return [(r, (b.batch_size, b.crop_size, b.crop_size)) for r in records]
     out = []
-    for record, (h, w) in zip(records, hrvs_targets(records, pixel_budget, upscale)):
-        if batching == 'bucketed':
+    for record, (h, w) in zip(records, hrvs_targets(records, b.budget, b.upscale)):
+        if b.hrvs_batching == 'bucketed':
             h, w = shapes.bucket_shape(h, w)
-        out.append((record, (batch_size, h, w)))
+        out.append((record, (b.batch_size, h, w)))
     return out
 
 

@@ -9,44 +9,47 @@ from payload import PayloadError
 from sizeshape_datasets import hdf5, mame, prepare, stage
 
 
-def spec(args):
-    """The resolution this run trains at, as a prepared file records it."""
-    return prepare.spec(args.variant, args.image_size, args.pixel_budget_px, args.upscale)
+def spec(batches):
+    """The resolution ``batches`` (payload/settings.py) train at, as a prepared file records
+    it."""
+    return prepare.spec(batches.variant, batches.image_size, batches.budget, batches.upscale)
 
 
-def check_prepared(records, args):
+def check_prepared(records, batches, data_dir):
     """A prepared file trains only at the resolution it was prepared for."""
     found = hdf5.prepared_for(records)
-    if found is not None and found != spec(args):
+    if found is not None and found != spec(batches):
         def text(settings):
             return ', '.join(f'{k}={v}' for k, v in sorted(settings.items()))
-        raise PayloadError(f'{args.data_dir!r} was prepared for {text(found)}; this run asks '
-                           f'for {text(spec(args))}: prepare it again, or change the options')
+        raise PayloadError(f'{data_dir!r} was prepared for {text(found)}; this run asks '
+                           f'for {text(spec(batches))}: prepare it again, or change the options')
 
 
 @contextlib.contextmanager
-def ready(args, records, class_names, worker):
-    """Yield (records to train from, summary fields) with staging and preparation done."""
-    info = {'stage_dir': args.stage_dir or None, 'stage_s': None, 'stage_bytes': None, 'stage_gb_per_s': None,
-            'prepare_s': None, 'prepare_images_per_s': None, 'prepare_bytes': None}
+def ready(data, batches, records, class_names, worker):
+    """Yield (records to train from, summary fields) with staging and preparation done, as
+    ``data`` asks, at the resolution of ``batches`` (payload/settings.py)."""
+    info = {'stage_dir': data.stage_dir or None, 'stage_s': None, 'stage_bytes': None,
+            'stage_gb_per_s': None, 'prepare_s': None, 'prepare_images_per_s': None,
+            'prepare_bytes': None}
     made = []
     try:
         try:
-            if args.stage_dir:
-                records, staged = stage.stage(records, args.stage_dir)
+            if data.stage_dir:
+                records, staged = stage.stage(records, data.stage_dir)
                 made.append(staged['dir'])
                 info.update(stage_s=staged['seconds'], stage_bytes=staged['bytes'],
                             stage_gb_per_s=staged['gb_per_s'])
-            if args.prepare:
+            if data.prepare:
                 if hdf5.is_prepared(records):
-                    raise PayloadError(f'{args.data_dir!r} is prepared already: drop --prepare')
+                    raise PayloadError(f'{data.data_dir!r} is prepared already: drop --prepare')
                 work = stage.private_dir(made[0] if made else '.', 'ssb-prepared-')
                 made.append(work)
                 out = os.path.join(work, f'prepared-worker{worker}.h5')
-                done = prepare.prepare({args.subset: records}, out, class_names, spec(args),
-                                       os.path.abspath(args.data_dir),
-                                       hdf5.fingerprint(args.data_dir))
-                records, _ = hdf5.read_hdf5(out, args.subset)
+                done = prepare.prepare({data.subset: records}, out, class_names, spec(batches),
+                                       os.path.abspath(data.data_dir),
+                                       hdf5.fingerprint(data.data_dir))
+                records, _ = hdf5.read_hdf5(out, data.subset)
                 info.update(prepare_s=done['seconds'], prepare_images_per_s=done['images_per_s'],
                             prepare_bytes=done['bytes'])
         except mame.DatasetError as err:

@@ -3,7 +3,7 @@ import math
 
 import keras
 
-from payload.contract import MODELS
+from ssb_contract.options import MODELS
 
 # Reference input side used to measure a model's activation size per pixel.
 REFERENCE_SIDE = 224

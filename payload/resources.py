@@ -9,7 +9,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from payload import PAYLOAD_VERSION, provenance
+from payload import PAYLOAD_VERSION
+from ssb_common import provenance
 
 DEVICE_MEMORY_ON_CPU = 'not measured: no accelerator (host memory is host_peak_rss_bytes)'
 
@@ -105,15 +106,15 @@ def process_age_s():
     return round(uptime - started_ticks / os.sysconf('SC_CLK_TCK'), 2)
 
 
-def check_memory(args, records, memory_model, limit_bytes):
+def check_memory(batches, model, records, memory_model, limit_bytes):
+    """Refuse the first image whose training step, batched as ``batches`` says, would need
+    more than ``limit_bytes`` to train ``model``."""
     from payload import PayloadError, data
-    for record, (batch, height, width) in data.batch_shapes(
-            records, args.variant, args.batch_size, args.image_size, args.crop_size,
-            args.pixel_budget_px, args.hrvs_batching, args.upscale):
+    for record, (batch, height, width) in data.batch_shapes(records, batches):
         need = memory_model.training_bytes(batch, height, width)
         if need > limit_bytes:
             raise PayloadError(
                 f'image {record.path!r} ({record.width}x{record.height} px, trained as '
                 f'{width}x{height} at batch {batch}) needs about {need / 2**30:.2f} GiB to train '
-                f'{args.model}, over the memory limit of {limit_bytes / 2**30:.2f} GiB; '
+                f'{model}, over the memory limit of {limit_bytes / 2**30:.2f} GiB; '
                 f'lower --pixel-budget or raise --memory-limit-gib')

@@ -82,13 +82,13 @@ def energy_summary(epochs, images_per_epoch):
             'mean_power_w': statistics.median(e['mean_power_w'] for e in measured)}
 
 
-def validation(args, epochs, evaluation, clock):
+def validation(val_subset, epochs, evaluation, clock):
     """Validation and time-to-accuracy fields; None where the run did not validate."""
     if evaluation is None:
         return {'validate': False, 'val_subset': None, 'val_images': None,
                 'val_images_left_out': None, 'val_loss': None, 'val_accuracy': None,
                 'val_seconds': None, 'val_traced_graphs': None, **clock.summary()}
-    return {'validate': True, 'val_subset': args.val_subset,
+    return {'validate': True, 'val_subset': val_subset,
             'val_images': epochs[-1]['val_images'],
             'val_images_left_out': evaluation.images_left_out,
             'val_loss': epochs[-1]['val_loss'], 'val_accuracy': epochs[-1]['val_accuracy'],
@@ -96,10 +96,10 @@ def validation(args, epochs, evaluation, clock):
             'val_traced_graphs': evaluation.traces, **clock.summary()}
 
 
-def trained_pixels(args, shard):
+def trained_pixels(batches, shard):
     """(mean, max) pixels per trained image, from the planned shapes (padding excluded)."""
     from payload import data
-    if args.variant == 'lrfs':
-        return args.crop_size ** 2, args.crop_size ** 2
-    pixels = [h * w for h, w in data.hrvs_targets(shard, args.pixel_budget_px, args.upscale)]
+    if batches.variant == 'lrfs':
+        return batches.crop_size ** 2, batches.crop_size ** 2
+    pixels = [h * w for h, w in data.hrvs_targets(shard, batches.budget, batches.upscale)]
     return sum(pixels) / len(pixels), max(pixels)

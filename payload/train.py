@@ -13,7 +13,7 @@ import keras
 import tensorflow as tf
 
 from payload import PayloadError, flops, resources
-from payload.contract import STEPS
+from ssb_contract.options import STEPS
 
 # Errors by which TensorFlow reports that another worker died or stopped answering.
 WORKER_FAILURES = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,

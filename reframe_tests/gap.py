@@ -21,9 +21,10 @@ from reframe.core.builtins import (
 )
 from reframe.core.exceptions import PerformanceError
 
-from payload import contract
+from ssb_contract import perf
+from ssb_contract.options import MODELS, VARIANT_LABELS, VARIANTS, workload_fields
 from payload.summarise import cv
-from ssb_references import stats
+from ssb_references.judge import stats
 
 from . import checked, payload_log, references, scaling, site_keys
 from .in_image import InImage
@@ -42,6 +43,11 @@ RATIOS = {
                                                                 "HR&VS's first epoch costs less")),
     'hrvs_lrfs_gflops': ('achieved_gflops', ('HR&VS computes faster', 'HR&VS computes slower')),
 }
+# Which code the compared runs come from: the same in both.
+VERSIONS = ('tensorflow_version', 'payload_version', 'suite_version')
+# Where the compared runs ran (in_image.py): the same image and runtime in both.
+CONTAINER = ('container_image', 'container_image_digest', 'container_runtime',
+             'container_detected')
 # Time per megapixel is the inverse of the pixel rates: LR&FS's over HR&VS's.
 INVERSE = {'hrvs_lrfs_time_per_mpx'}
 # Ratios of rates that every steady epoch measures: each comes with an interval.
@@ -62,14 +68,14 @@ def what_moved(partition, perfvalues, variant_perfvalues):
         if result != 'fail':
             continue
         # An interval bound with a hand-written reference moves as its ratio does.
-        training_var, (rise, fall) = RATIOS[contract.BY_NAME[name].spread_of or name]
+        training_var, (rise, fall) = RATIOS[perf.BY_NAME[name].spread_of or name]
         change = f' ({value / ref - 1:+.0%})' if ref else ''
         sides = []
-        for v in contract.VARIANTS:
+        for v in VARIANTS:
             if f'{partition}:{training_var}' in variant_perfvalues[v]:
                 got, vref, *_, unit, _ = variant_perfvalues[v][f'{partition}:{training_var}']
                 against = f'reference {vref:.4g}' if vref else 'no reference'
-                sides.append(f'{contract.VARIANT_LABELS[v]} {got:.4g} {unit} ({against})')
+                sides.append(f'{VARIANT_LABELS[v]} {got:.4g} {unit} ({against})')
         said.append(f'{name} {value:.3g}, reference {ref:.3g}{change}: '
                     f'{rise if value > ref else fall} relative to LR&FS on {partition}'
                     + (f'; {training_var}: {", ".join(sides)}' if sides else ''))
@@ -82,7 +88,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, InImage, special=True):
 
     # special=True: ReFrame's check_performance is extended to say which variant moved.
 
-    model = parameter(list(contract.MODELS))
+    model = parameter(list(MODELS))
     device = parameter([site_keys.CPU, site_keys.GPU])
     scale = parameter(list(scaling.SCALES))
     # Of the intervals of the per-epoch ratios (docs/metrics.md, "What the gap means").
@@ -96,7 +102,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, InImage, special=True):
     def pair_the_runs(self):
         self.tags.add('gap')
         nums = {v: TrainingTest.get_variant_nums(variant=v, model=self.model, device=self.device,
-                                                 scale=self.scale) for v in contract.VARIANTS}
+                                                 scale=self.scale) for v in VARIANTS}
         self.skip_if(any(len(n) != 1 for n in nums.values()),
                      'TrainingTest has parameters added with -P: the gap pairs one LR&FS run '
                      'with one HR&VS run')
@@ -119,27 +125,27 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, InImage, special=True):
     @sanity_function
     def both_ran(self):
         # ReFrame runs this test only once both dependencies passed their own sanity.
-        return sn.assert_true(all(self.summary_of(v)['epochs'] for v in contract.VARIANTS))
+        return sn.assert_true(all(self.summary_of(v)['epochs'] for v in VARIANTS))
 
     @run_before('performance')
     def set_perf_variables(self):
         if self.is_dry_run():
             return
-        summaries = {v: self.summary_of(v) for v in contract.VARIANTS}
-        epochs = {v: self.steady_epochs_of(v) for v in contract.VARIANTS}
+        summaries = {v: self.summary_of(v) for v in VARIANTS}
+        epochs = {v: self.steady_epochs_of(v) for v in VARIANTS}
         limit = references.noise_limit(self)
         self.too_noisy = []
         values = {}
-        for var in contract.perf_vars('SizeShapeGap'):
+        for var in perf.perf_vars('SizeShapeGap'):
             if var.only == 'gpu' and self.device != site_keys.GPU or var.spread_of:
                 continue
-            key = contract.BY_NAME[RATIOS[var.name][0]].key
+            key = perf.BY_NAME[RATIOS[var.name][0]].key
             num, den = ('lrfs', 'hrvs') if var.name in INVERSE else ('hrvs', 'lrfs')
             if var.name not in PER_EPOCH:
                 values[var.name] = summaries[num][key] / summaries[den][key]
                 continue
-            # The ratio of the steady epochs' rates, with its interval (stats.py).
-            samples = {v: [e[key] for e in epochs[v]] for v in contract.VARIANTS}
+            # The ratio of the steady epochs' rates, with its interval (judge/stats.py).
+            samples = {v: [e[key] for e in epochs[v]] for v in VARIANTS}
             interval = stats.ratio_interval(samples[num], samples[den], self.confidence)
             self.too_noisy += self.noise_of(var.name, RATIOS[var.name][0], samples, limit,
                                             interval)
@@ -149,7 +155,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, InImage, special=True):
                 values.update({var.name: interval.centre, f'{var.name}_low': interval.low,
                                f'{var.name}_high': interval.high})
         self.perf_variables = {
-            name: sn.make_performance_function(sn.defer(value), contract.BY_NAME[name].unit)
+            name: sn.make_performance_function(sn.defer(value), perf.BY_NAME[name].unit)
             for name, value in values.items()}
 
     @staticmethod
@@ -157,7 +163,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, InImage, special=True):
         """Why ``name`` means nothing: too few steady epochs, or inputs noisier than the
         system's limit (its references file's ``noise_limit_cv``); [] when it means something."""
         if interval is None:
-            counts = ', '.join(f'{contract.VARIANT_LABELS[v]} {len(s)}' for v, s in samples.items())
+            counts = ', '.join(f'{VARIANT_LABELS[v]} {len(s)}' for v, s in samples.items())
             return [f'{name}: no interval without 2 steady epochs per variant ({counts}): '
                     f'run 3 epochs or more']
         said = []
@@ -165,7 +171,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, InImage, special=True):
             spread = cv(sample)
             if spread > limit:
                 said.append(f'{name} is too noisy to mean anything: '
-                            f'{contract.VARIANT_LABELS[variant]} {training_var} varies by CV '
+                            f'{VARIANT_LABELS[variant]} {training_var} varies by CV '
                             f'{spread:.3g} over its {len(sample)} steady epochs, above the '
                             f'limit {limit:.3g} (noise_limit_cv of the references file); its '
                             f'{stats.percent(interval.confidence)} interval is '
@@ -179,7 +185,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, InImage, special=True):
         try:
             super().check_performance()
         except PerformanceError as err:
-            runs = {v: self.getdep(self.training[v]).perfvalues for v in contract.VARIANTS}
+            runs = {v: self.getdep(self.training[v]).perfvalues for v in VARIANTS}
             moved = what_moved(self.current_partition.fullname, self.perfvalues, runs)
             raise PerformanceError('; '.join(noisy + [f'{moved}; {err}'])) from None
         if noisy:
@@ -190,19 +196,15 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, InImage, special=True):
         """The compared runs' workload and versions, before the references are chosen by
         them: each variant's fields from its own run, the shared ones from both, which must
         agree (``-S TrainingTest.x=...`` sets them for the two runs and not for this test)."""
-        runs = {v: self.getdep(self.training[v]) for v in contract.VARIANTS}
-        shared = contract.WORKLOAD_COMMON + ('tensorflow_version', 'payload_version',
-                                             'suite_version', 'container_image',
-                                             'container_image_digest', 'container_runtime',
-                                             'container_detected')
+        runs = {v: self.getdep(self.training[v]) for v in VARIANTS}
+        own = {v: workload_fields(v) + VERSIONS + CONTAINER for v in VARIANTS}
+        shared = [name for name in own['lrfs'] if name in own['hrvs']]
         differ = [f'{name}: LR&FS {getattr(runs["lrfs"], name)!r}, HR&VS '
                   f'{getattr(runs["hrvs"], name)!r}' for name in shared
                   if getattr(runs['lrfs'], name) != getattr(runs['hrvs'], name)]
         if differ:
             raise checked.VariableError('the gap compares runs of one workload; these '
                                         'differ: ' + '; '.join(differ))
-        for name in shared:
-            setattr(self, name, getattr(runs['hrvs'], name))
         for variant, run in runs.items():
-            for name in contract.WORKLOAD_OF_VARIANT[variant]:
+            for name in own[variant]:
                 setattr(self, name, getattr(run, name))

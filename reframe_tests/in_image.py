@@ -15,7 +15,7 @@ from reframe.core.exceptions import SanityError
 
 from ssb_common import image_digest as digests
 
-from . import charliecloud, site_keys
+from . import charliecloud, checked, site_keys
 
 CONTAINER_TAG = 'container'
 DEFAULT_PLATFORM = 'Charliecloud'
@@ -28,11 +28,14 @@ class InImage(rfm.RegressionTestPlugin):
 
     # Run the payload in this image (docs/clusters.md, "Containers").
     container_image = variable(str, value='')
-    # Filled in by the test: the image's digest, the runtime that ran it ('none': the host)
-    # and the runtime the payload found itself in (payload/container.py).
-    container_image_digest = variable(str, value='')
-    container_runtime = variable(str, value='none')
-    container_detected = variable(str, value='none')
+    # Outputs (checked.output): the image's digest, the runtime that ran it ('none': the
+    # host) and the runtime the payload found itself in (payload/container.py).
+    container_image_digest = variable(checked.output(str, 'set container_image instead'),
+                                      value='')
+    container_runtime = variable(
+        checked.output(str, 'the partition\'s container_platforms choose it'), value='none')
+    container_detected = variable(
+        checked.output(str, 'the payload detects it where it runs'), value='none')
     # False: the test runs no payload of its own (the gap): it takes its runs' fields.
     runs_payload = True
 

@@ -1,5 +1,5 @@
 """The tests' hook into the per-system reference files (format and reader:
-ssb_references/reffile.py, the one home of both).
+ssb_references/reffile/reffile.py, the one home of both).
 
 The files are ReFrame 4.10 external references (``reference = {'$ref': FILE}`` with an
 ``$index``), written by ``ssb-references update`` (docs/references.md). ReFrame looks
@@ -10,7 +10,7 @@ references: its performance is logged, never failed.
 
 An entry's ``ssb-references.entries.<key>.workload`` records the test variables of the
 runs behind it (dataset, epochs, batch size, precision, ...); a test whose variables
-differ (``-S pixel_budget=360k``) is not held to it: ReFrame logs its performance and a
+differ (``-S epochs=3``) is not held to it: ReFrame logs its performance and a
 warning says why.
 """
 import os
@@ -18,8 +18,8 @@ import os
 import reframe.core.runtime as rt
 from reframe.core.exceptions import ReferenceParseError
 
-from ssb_references import reffile
-from ssb_references.runs import meta_key
+from ssb_references.reffile import reffile
+from ssb_references.runs.run import meta_key
 
 
 def reference_prefix(test):

@@ -17,11 +17,14 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, run_before, variable
 
-from payload import contract
+from ssb_contract import perf
+from ssb_contract.options import default
 
 from . import checked, payload_log, site_keys
 from .training import TrainingTest
 
+# Outputs: the run's evaluations, filled in for the perflog (checked.output).
+CURVE = checked.output(str, 'it comes from the run\'s evaluations')
 # Reached by smallcnn on the default synthetic data in 5 to 7 epochs (LR&FS and HR&VS).
 SYNTHETIC_TARGET = 0.5
 
@@ -32,12 +35,13 @@ class TimeToAccuracy(TrainingTest):
 
     scale = parameter(['single'])
     # Validation accuracy to reach; default: SYNTHETIC_TARGET on synthetic data.
-    target_accuracy = variable(checked.Float, type(None), value=None)
+    target_accuracy = variable(checked.Float, type(None), value=default('target_accuracy'))
     epochs = 15                     # at most; the run stops at the target
-    val_subset = variable(str, value='val')
+    #: The subset evaluated after every epoch.
+    val_subset = variable(str, value=default('val_subset'))
     # Per epoch, for the report's curve: comma-separated, oldest first.
-    val_accuracy_curve = variable(str, value='')
-    val_time_curve = variable(str, value='')      # seconds since the first touch of the data
+    val_accuracy_curve = variable(CURVE, value='')
+    val_time_curve = variable(CURVE, value='')      # seconds since the first touch of the data
     stops_at_target = True
 
     @run_after('init')
@@ -53,8 +57,7 @@ class TimeToAccuracy(TrainingTest):
             self.target_accuracy = SYNTHETIC_TARGET
 
     def more_options(self):
-        return ['--target-accuracy', str(self.target_accuracy), '--val-subset', self.val_subset,
-                '--input-probe-seconds', '0']
+        return ['--input-probe-seconds', '0']
 
     @run_before('performance')
     def set_perf_variables(self):
@@ -67,9 +70,9 @@ class TimeToAccuracy(TrainingTest):
         self.val_time_curve = ','.join(f'{r["elapsed_s"]:.2f}' for r in records)
 
         training = {k: v for k, v in self.perf_variables.items()
-                    if k in contract.TTA_TRAINING_VARS}
+                    if k in perf.TTA_TRAINING_VARS}
         self.perf_variables = {
             v.name: sn.make_performance_function(
                 payload_log.summary_value(self.stdout, v.key, v.scale), v.unit)
-            for v in contract.perf_vars('TimeToAccuracy')}
+            for v in perf.perf_vars('TimeToAccuracy')}
         self.perf_variables.update(training)

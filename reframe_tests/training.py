@@ -16,7 +16,9 @@ from reframe.core.builtins import (fixture, parameter, run_after, run_before,
                                    sanity_function, variable)
 from reframe.core.exceptions import SanityError
 
-from payload import contract, provenance
+from ssb_common import provenance
+from ssb_contract import perf
+from ssb_contract.options import MODELS, VARIANTS
 from ssb_common.reframe_private import parameter_names
 
 from . import checked, payload_log, scaling, site_keys, slurm_record
@@ -25,13 +27,17 @@ from .in_image import InImage
 from .mame_data import SyntheticMAMe
 from .workload import Workload
 
+# Outputs that share what sets them.
+ENERGY = checked.output(str, 'it comes from the energy counters the payload reads')
+TIMED = checked.output(float, 'it comes from the payload\'s timing lock')
+
 
 @rfm.simple_test
 class TrainingTest(rfm.RunOnlyRegressionTest, Workload, InImage):
     """One training run of the payload: a variant x model x device x scale."""
 
-    variant = parameter(list(contract.VARIANTS))
-    model = parameter(list(contract.MODELS))
+    variant = parameter(list(VARIANTS))
+    model = parameter(list(MODELS))
     device = parameter([site_keys.CPU, site_keys.GPU])
     scale = parameter(list(scaling.SCALES))
 
@@ -45,22 +51,29 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload, InImage):
     # figures' fidelity for a shorter session where tests share a host.
     timing_lock = variable(checked.Bool, value=True)
 
-    # Filled in by the test itself, for the perflog.
-    batch_size = variable(checked.Int, value=0)  # per device
-    hardware_ratio = variable(checked.Int, value=1)  # devices (GPU) or nodes (CPU) vs 'single'
+    # Outputs: filled in by the test itself, for the perflog (checked.output).
+    #: Images per step and device.
+    batch_size = variable(checked.output(int, 'set lrfs_batch_size or hrvs_batch_size instead'),
+                          value=0)
+    #: Devices (GPU) or nodes (CPU) against 'single'.
+    hardware_ratio = variable(checked.output(int, 'choose the scale instead (-n %scale=node)'),
+                              value=1)
     # Which code and data a result comes from (docs/versions.md).
-    git_revision = variable(str, value='unknown')         # of the suite's checkout, if any
-    dataset_fingerprint = variable(str, value='unknown')
+    #: Of the suite's checkout, if any.
+    git_revision = variable(checked.output(str, 'it is the checkout the tests are loaded from'),
+                            value='unknown')
+    dataset_fingerprint = variable(checked.output(str, 'set data_dir instead'), value='unknown')
     # Where the energy figures come from, or why there are none (docs/metrics.md, "Energy"), and
     # Slurm's own figure for the job (ConsumedEnergyRaw), a cross-check only.
-    energy_source = variable(str, value='none')
-    energy_note = variable(str, value='')
-    sacct_energy_j = variable(str, value='n/a')
-    # Seconds the run waited for another timed run on its host: never part of a timed figure.
-    timing_lock_wait_s = variable(float, value=0.0)
-    # When its timed window opened and closed (Unix seconds), over all its workers.
-    timed_start_unix = variable(float, value=0.0)
-    timed_end_unix = variable(float, value=0.0)
+    energy_source = variable(ENERGY, value='none')
+    energy_note = variable(ENERGY, value='')
+    sacct_energy_j = variable(checked.output(str, 'it comes from Slurm\'s accounting'),
+                              value='n/a')
+    #: Seconds the run waited for another timed run on its host: never part of a timed figure.
+    timing_lock_wait_s = variable(checked.output(float, 'set timing_lock instead'), value=0.0)
+    #: When its timed window opened and closed (Unix seconds), over all its workers.
+    timed_start_unix = variable(TIMED, value=0.0)
+    timed_end_unix = variable(TIMED, value=0.0)
 
     mame_data = fixture(SyntheticMAMe, scope='session')
     # A timed run owns its nodes: where the scheduler shares nodes between jobs (Slurm's
@@ -112,8 +125,8 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload, InImage):
             data_dir = self.mame_data.data_dir
             self.dataset = self.mame_data.description
         stage_dir = self.stage_dir or partition.extras.get(site_keys.LOCAL_SCRATCH)
-        opts = ['-m', 'payload', *self.payload_options(self.variant, data_dir, stage_dir,
-                                                          self.batch_size),
+        opts = ['-m', 'payload',
+                *self.payload_options(self.variant, data_dir=data_dir, stage_dir=stage_dir),
                 '--timing-lock', 'host' if self.timing_lock else 'off']
         # Peak FLOP/s for peak_fraction: per device (a GPU, or a CPU node) from the
         # site config, times the devices of this scale; else the payload measures a matmul.
@@ -188,7 +201,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload, InImage):
         self.perf_variables = {
             v.name: sn.make_performance_function(
                 payload_log.summary_value(self.stdout, v.key, v.scale), v.unit)
-            for v in contract.perf_vars('TrainingTest') if v.key and ran[v.only]}
+            for v in perf.perf_vars('TrainingTest') if v.key and ran[v.only]}
         # The single scale is its own baseline (efficiency 1).
         if self.scale == 'single':
             efficiency = sn.defer(1.0)

@@ -51,7 +51,7 @@ import os
 
 from reframe.utility import import_module_from_file
 
-from payload.contract import MODELS
+from ssb_contract.options import MODELS
 from ssb_common import reframe_private, site_check
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

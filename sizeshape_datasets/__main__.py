@@ -6,7 +6,9 @@ import os
 import statistics
 import sys
 
-from sizeshape_datasets import hdf5, mame, shapes, synthetic
+from sizeshape_datasets import hdf5, mame, synthetic
+from ssb_contract import flags
+from ssb_contract.options import SUBSETS
 
 
 def make(args):
@@ -35,8 +37,7 @@ def prepare(args):
         if hdf5.is_prepared(records):
             raise mame.DatasetError(f'{args.root!r} is prepared already')
         parts[subset] = records
-    spec = preparing.spec(args.variant, args.image_size,
-                          shapes.parse_pixel_budget(args.pixel_budget), args.upscale)
+    spec = preparing.spec(args.variant, args.image_size, args.pixel_budget.pixels, args.upscale)
     done = preparing.prepare(parts, args.out, class_names, spec, os.path.abspath(args.root),
                              hdf5.fingerprint(args.root))
     print(json.dumps({'out': args.out, 'prepared': spec, **done}))
@@ -79,17 +80,14 @@ def parser():
                                        'resolution, into one HDF5 file the payload trains from')
     p.add_argument('root', help='dataset root in the MAMe layout, or a packed HDF5 file')
     p.add_argument('--out', required=True, help='HDF5 file to create (must not exist)')
-    p.add_argument('--variant', required=True, choices=('lrfs', 'hrvs'))
-    p.add_argument('--pixel-budget', default='65k', help='hrvs: as the payload\'s option')
-    p.add_argument('--no-upscale', dest='upscale', action='store_false',
-                   help='hrvs: as the payload\'s option')
-    p.add_argument('--image-size', type=int, default=256, help='lrfs: as the payload\'s option')
+    # The payload's own options: a file prepared as a run would be.
+    flags.add_arguments(p, ('variant', 'pixel_budget', 'upscale', 'image_size'))
     p.add_argument('--subsets', help='comma-separated subsets (default: every subset listed)')
     p.set_defaults(func=prepare)
     p = sub.add_parser('describe', help='print a JSON summary of a MAMe-layout dataset '
                                         'or a packed HDF5 file')
     p.add_argument('root')
-    p.add_argument('--subset', default='train', choices=mame.SUBSETS)
+    p.add_argument('--subset', default='train', choices=SUBSETS)
     p.set_defaults(func=describe)
     return parser
 

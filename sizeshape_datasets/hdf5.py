@@ -30,6 +30,7 @@ import os
 import numpy as np
 
 from ssb_common import atomic
+from ssb_contract.options import SUBSETS
 from sizeshape_datasets import mame
 
 FORMAT = 'size-shape-bench MAMe pack'
@@ -71,7 +72,7 @@ def subsets_of(root):
     """The subsets the metadata of ``root`` lists images for, in SUBSETS order."""
     mame.check_root(root)
     listed = {row.subset for row in mame.read_metadata(root)}
-    return [s for s in mame.SUBSETS if s in listed]
+    return [s for s in SUBSETS if s in listed]
 
 
 def pack(root, out, subsets=None):
@@ -157,7 +158,7 @@ def _check(f, path, subset):
                                 '"python -m sizeshape_datasets pack" (no format attribute '
                                 f'{FORMAT!r})')
     if subset not in f:
-        present = [s for s in mame.SUBSETS if s in f]
+        present = [s for s in SUBSETS if s in f]
         raise mame.DatasetError(f'{path!r} has no {subset!r} images (subsets: {present})')
     group = f[subset]
     datasets = (PREPARED if 'prepared' in f.attrs else ENCODED,) + COLUMNS
@@ -174,8 +175,8 @@ def _check(f, path, subset):
 
 def read_hdf5(path, subset='train'):
     """Return (records of ``subset``, class names ordered by label index), like mame.read_mame."""
-    if subset not in mame.SUBSETS:
-        raise mame.DatasetError(f'unknown subset {subset!r}; choose from {mame.SUBSETS}')
+    if subset not in SUBSETS:
+        raise mame.DatasetError(f'unknown subset {subset!r}; choose from {SUBSETS}')
     if not os.path.exists(path):
         raise mame.DatasetError(f'HDF5 file {path!r} does not exist')
     if not is_hdf5(path):

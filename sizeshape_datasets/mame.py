@@ -21,12 +21,13 @@ import os
 
 from PIL import Image, UnidentifiedImageError
 
+from ssb_contract.options import SUBSETS
+
 METADATA_FILE = 'MAMe_dataset.csv'
 LABELS_FILE = 'MAMe_labels.csv'
 IMAGE_DIR = 'data'
 COLUMNS = ['Image file', 'Medium', 'Museum', 'Museum-based instance ID', 'Subset',
            'Width', 'Height', 'Product size', 'Aspect ratio']
-SUBSETS = ('train', 'val', 'test')
 JPEG_END_OF_IMAGE = b'\xff\xd9'
 
 

@@ -25,8 +25,10 @@ What is here, and why nothing public does it:
 * :func:`backend_names`: the registered schedulers or launchers
   (``reframe.core.backends``' registries), for "did you mean" and "ReFrame knows: ...";
   the documented ``getscheduler``/``getlauncher`` only tell whether one name exists.
-* :func:`variable_names`, :func:`parameter_names`: a test class's variables and
-  parameters (its metaclass' ``var_space``/``param_space``, not in ReFrame's documentation).
+* :func:`variable_names`, :func:`variable_default`, :func:`parameter_names`,
+  :func:`parameter_values`: a test class's variables and parameters, a variable's default
+  and a parameter's values (its metaclass' ``var_space``/``param_space``, not in ReFrame's
+  documentation).
 * :func:`partitions`: the partitions ReFrame builds from a configuration file
   (``reframe.core.config.load_config``, ``reframe.core.systems.System.create``), for the
   unit tests of partition-dependent logic (reframe_tests/scaling.py); a test only receives
@@ -99,6 +101,24 @@ def variable_names(cls):
         return set(cls.var_space)
     except (AttributeError, TypeError) as err:
         raise _unsupported('the variable space of a test class', err) from None
+
+
+def variable_default(cls, name):
+    """The value a test class gives its variable ``name`` (``-S`` included)."""
+    try:
+        return cls.var_space[name].default_value
+    except (AttributeError, TypeError, KeyError) as err:
+        raise _unsupported(f'the default of the variable {name!r} of a test class', err) \
+            from None
+
+
+def parameter_values(cls, name):
+    """The values of the parameter ``name`` of a test class."""
+    try:
+        return tuple(cls.param_space[name])
+    except (AttributeError, TypeError, KeyError) as err:
+        raise _unsupported(f'the values of the parameter {name!r} of a test class', err) \
+            from None
 
 
 def parameter_names(cls):

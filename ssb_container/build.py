@@ -25,7 +25,7 @@ from . import pip_sources
 DOCKERFILE = os.path.join('site_configs', 'container', 'Dockerfile')
 # What the Dockerfile copies, relative to the checkout.
 CONTEXT = ('setup.cfg', 'pyproject.toml', 'README.md', 'payload', 'sizeshape_datasets',
-           'ssb_references', 'ssb_common', 'ssb_container')
+           'ssb_references', 'ssb_common', 'ssb_contract', 'ssb_container')
 SKIPPED = ('__pycache__', '.pyc', '.egg-info')
 # ch-image's build cache keeps these in an image of its storage; they are not the image.
 BUILD_CACHE_FILES = ('.git', '.gitignore', 'ch/git.pickle')

@@ -1,13 +1,18 @@
-"""Per-system performance references of size-shape-bench: propose, diff, update, drift, report.
+"""Per-system performance references of size-shape-bench: propose, diff, update, drift, report,
+compare, and the scheduled acceptance run. ``python -m ssb_references --help`` (console script
+``ssb-references``) and ``ssb-acceptance``; see docs/references.md and docs/acceptance.md.
 
-``python -m ssb_references --help`` (console script ``ssb-references``); see docs/references.md.
+Layers, each importing only those before it:
+
+- runs/: one run of a test, read from perflogs or ReFrame's results database;
+- reffile/: the per-system reference files (read, write), the threshold rule, proposals;
+- judge/: drift against the history of a workload, an acceptance session's verdict, the
+  statistics of both;
+- report/: tables and plots of a system's runs;
+- compare/: systems side by side, or one system before and after;
+- cli/: the ``ssb-references`` command;
+- acceptance/: the ``ssb-acceptance`` command, its output directory and notification.
 """
-import importlib.metadata
+from ssb_common.provenance import suite_version
 
-try:        # the suite's one version: setup.cfg's, as installed
-    __version__ = importlib.metadata.version('size-shape-bench')
-except importlib.metadata.PackageNotFoundError:
-    __version__ = 'unknown'
-
-#: The ReFrame test whose runs the references are for.
-TEST_NAME = 'TrainingTest'
+__version__ = suite_version() or 'unknown'

@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from ssb_references.cli.references import main
 
 sys.exit(main())

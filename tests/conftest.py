@@ -1,7 +1,11 @@
+import itertools
 import logging
 import os
+import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 import types
 
 import numpy as np
@@ -13,6 +17,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The suite's container image, once per session (tests/container_image.py).
 pytest_plugins = ['container_image']
 CI_CONFIG = os.path.join(REPO, 'site_configs', 'ci.py')
+# The CI cluster's directory (.ci/cluster/common.sh). Its nodes each have their own /tmp, so
+# a test that runs jobs there works in its shared/ part, which every node sees as the host does.
+CLUSTER_DIR = os.environ.get('SSB_SLURM_DIR', '/var/lib/ssb-slurm')
 
 
 def make_dataset(path, images_per_class=1, **kwargs):
@@ -104,6 +111,36 @@ def slurm():
         if os.environ.get('SSB_REQUIRE_SLURM') == '1':
             pytest.fail(message)
         pytest.skip(message)
+
+
+class SharedTmp:
+    """Numbered directories under ``base``, as pytest's ``tmp_path_factory.mktemp``."""
+
+    def __init__(self, base):
+        self.base, self._numbers = base, itertools.count()
+
+    def mktemp(self, name):
+        path = self.base / f'{name}{next(self._numbers)}'
+        path.mkdir()
+        return path
+
+
+@pytest.fixture(scope='session')
+def shared_tmp_factory(slurm, request):
+    """Working directories on the cluster's shared file system (not /tmp, which each node
+    has its own of), removed at the end of a session where every test passed."""
+    base = tempfile.mkdtemp(prefix='pytest-', dir=os.path.join(CLUSTER_DIR, 'shared'))
+    os.chmod(base, 0o755)           # the cluster's users work in directories of their own here
+    yield SharedTmp(pathlib.Path(base))
+    if request.session.testsfailed:
+        print(f'\nkept for a look: {base}')
+    else:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def shared_tmp_path(shared_tmp_factory, request):
+    return shared_tmp_factory.mktemp(request.node.name[:40].replace('[', '-').strip(']'))
 
 
 def stand_in_test(class_name, display_name, **values):

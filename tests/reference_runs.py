@@ -1,6 +1,7 @@
 """Perflog records as ReFrame writes them, and ssb-references run in-process: what the
 references tests build on."""
-from ssb_references import cli, perflog
+from ssb_references.runs import perflog
+from ssb_references.cli import references as cli
 
 T0 = 1_800_000_000.0
 SYNTH = 'synthetic-mame images_per_class=2 val_per_class=1 scale=0.05 seed=0'

@@ -183,7 +183,8 @@ def test_outside_the_repository_it_says_where_the_tests_are(tmp_path):
 
 # -- the three exit statuses through the CI Slurm cluster -------------------------------------
 
-def test_exit_statuses_through_slurm(slurm, tmp_path):
+def test_exit_statuses_through_slurm(shared_tmp_path):
+    tmp_path = shared_tmp_path           # the cluster's nodes see it: their /tmp is their own
     env = {**cluster_env(tmp_path), 'RFM_REFERENCE_PREFIX': str(tmp_path)}
     (tmp_path / 'references').mkdir()
     out = tmp_path / 'out'

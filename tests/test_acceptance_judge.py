@@ -10,7 +10,9 @@ import types
 import pytest
 
 from reframe_runs import REFRAME
-from ssb_references import acceptance, acceptance_judge, resultsdb
+from ssb_references.judge import acceptance_judge
+from ssb_references.runs import resultsdb
+from ssb_references.acceptance import command as acceptance
 
 CHECK = '''
 import reframe as rfm

@@ -68,9 +68,12 @@ def reasons(proc):
 
 
 @pytest.fixture(scope='module')
-def three_runs(system, tmp_path_factory):
+def three_runs(system, request, tmp_path_factory):
     """Three runs of a system without references: performance logged, never failed."""
-    cwd = tmp_path_factory.mktemp('acceptance')
+    # The cluster's nodes must see the stage directories: its shared file system, not /tmp.
+    factory = (request.getfixturevalue('shared_tmp_factory') if system[2] else
+               tmp_path_factory)
+    cwd = factory.mktemp('acceptance')
     no_refs = cwd / 'no-references' / 'references'
     for _ in range(3):
         proc = reframe(system, cwd, no_refs, '-r', *SELECT)

@@ -68,8 +68,10 @@ def test_no_validation_by_default(learnable):
 
 
 @pytest.mark.parametrize('args, message', [
-    (['--target-accuracy', '0'], '--target-accuracy must be in (0, 1], got 0.0'),
-    (['--target-accuracy', '1.5'], '--target-accuracy must be in (0, 1], got 1.5'),
+    (['--target-accuracy', '0'], '--target-accuracy 0.0 must be a finite number above 0 and at '
+                                 'most 1'),
+    (['--target-accuracy', '1.5'], '--target-accuracy 1.5 must be a finite number above 0 and '
+                                   'at most 1'),
     (['--validate', '--subset', 'val'], '--validate evaluates on the subset it trains on (val)'),
     (['--validate', '--val-subset', 'test'], "no 'test' images"),
 ])

@@ -24,10 +24,12 @@ import pytest
 from scipy import stats as sps
 
 from conftest import REPO
-from payload import contract
+from ssb_contract import perf
+from ssb_contract.options import VARIANTS
 from reframe_runs import run_reframe
-from ssb_references import compare, stats
-from ssb_references.runs import Run
+from ssb_references.compare import compare
+from ssb_references.judge import stats
+from ssb_references.runs.run import Run
 
 # Serial: no job's TensorFlow import beside another job's timed epochs.
 SMALL = ['-S', 'TrainingTest.epochs=3', '-S', 'SyntheticMAMe.images_per_class=4',
@@ -110,7 +112,7 @@ def test_two_systems_side_by_side(runs):
     assert pinned['n'] == '3' and pinned['unit'] == 'img/s' and pinned['significant'] == 'yes'
     assert float(pinned['ci_low']) < float(pinned['ratio']) < float(pinned['ci_high']) < 1
     # HR&VS's mark follows its interval, whichever way the noise of one-image steps falls.
-    for variant in contract.VARIANTS:
+    for variant in VARIANTS:
         pinned = row(rows, 'onecore', variant, 'throughput')
         low, ratio, high = (float(pinned[k]) for k in ('ci_low', 'ratio', 'ci_high'))
         assert low < ratio < high
@@ -121,10 +123,10 @@ def test_two_systems_side_by_side(runs):
         gap = row(rows, system, 'gap', 'hrvs_lrfs_time_per_mpx')
         assert gap['n'] == '3' and float(gap['median']) > 1
     # No spread or interval bound is compared as a value of its own.
-    assert not {r['variable'] for r in rows} & {v.name for v in contract.PERF_VARS
+    assert not {r['variable'] for r in rows} & {v.name for v in perf.PERF_VARS
                                                  if v.spread_of}
     md = (out / 'compare.md').read_text()
-    for variant in contract.VARIANTS:    # the other epochs' records, named with the reason
+    for variant in VARIANTS:    # the other epochs' records, named with the reason
         assert (f'onecore smallcnn/{variant}/single: 3 run(s), another workload: epochs=4 '
                 f'(compared: 3)') in md
     assert 'a value only against the same unit' in md and '95% Welch interval' in md

@@ -178,7 +178,7 @@ def test_a_malformed_tf_config_is_one_error(no_launcher, text):
 
 def test_a_well_formed_tf_config_passes(no_launcher):
     no_launcher.setenv('TF_CONFIG', tf_config(2, 0))
-    assert cli.parse_args(['--variant', 'lrfs', '--data-dir', 'x']).variant == 'lrfs'
+    assert cli.parse_args(['--variant', 'lrfs', '--data-dir', 'x']).batches.variant == 'lrfs'
 
 
 def test_a_malformed_tf_config_stops_the_payload_with_one_error_line(tmp_path):

@@ -21,14 +21,15 @@ from payload import cli as payload_cli
 from reframe_runs import REFRAME
 from sizeshape_datasets import __main__ as datasets_cli
 from ssb_container import cli as container_cli
-from ssb_references import acceptance
-from ssb_references import cli as references_cli
+from ssb_references.acceptance import command as acceptance
+from ssb_references.cli import references as references_cli
 
 # The suite's programs, each with its argparse parser.
 PARSERS = {'payload': payload_cli.parser, 'ssb-references': references_cli.parser,
            'ssb-acceptance': acceptance.parser, 'sizeshape_datasets': datasets_cli.parser,
            'ssb-container': container_cli.parser}
-BENCHMARKS = ('benchmarks/run.py', 'benchmarks/trust.py', 'benchmarks/fuzz_cli.py')
+BENCHMARKS = ('benchmarks/run.py', 'benchmarks/trust.py', 'benchmarks/fuzz_cli.py',
+              'benchmarks/container.py')
 
 # The programs whose options a document may name on their own, outside a command.
 DOC_PROGRAMS = {
@@ -47,7 +48,7 @@ DOC_PROGRAMS = {
 }
 # Slurm's, where the docs say what a setting turns into (sbatch options).
 SLURM_OPTIONS = {'--gpus-per-node', '--mail-type', '--output', '--exclusive', '--mem',
-                 '--cpus-per-gpu'}
+                 '--cpus-per-gpu', '--no-requeue'}
 # The container tools', where the docs show another builder or a job script (docker build,
 # ch-run).
 CONTAINER_OPTIONS = {'--build-arg', '--set-env', '--unset-env', '--bind', '--cd'}

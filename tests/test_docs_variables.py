@@ -13,8 +13,9 @@ import reframe as rfm
 
 from conftest import REPO
 from docs_text import DOCS, FENCE, code_of, doc_name, read, tables
-from payload import contract
+from ssb_contract import perf
 from reframe_tests import gap
+from ssb_common.reframe_private import variable_default, variable_names
 
 # ReFrame test variables (-S, -P).
 
@@ -39,7 +40,7 @@ def suite_classes():
 
 def own_variables(cls):
     """The variables ``cls`` declares beyond ReFrame's own."""
-    return set(cls.var_space) - set(rfm.RegressionTest.var_space)
+    return variable_names(cls) - variable_names(rfm.RegressionTest)
 
 
 def variable_mentions(path):
@@ -70,7 +71,8 @@ def metrics_variable_list():
 
 def test_every_test_variable_the_docs_name_exists():
     classes = suite_classes()
-    every = set().union(*(own_variables(c) for c in classes.values()))
+    # ReFrame's own variables are settable too (-S exclusive_access=false, -S time_limit=...).
+    every = set(rfm.RegressionTest.var_space).union(*(own_variables(c) for c in classes.values()))
     unknown = []
     for path in DOCS:
         text = read(path)
@@ -92,9 +94,9 @@ def test_the_variable_list_gives_the_defaults():
     assert {'epochs', 'pixel_budget', 'timing_lock', 'subset'} <= set(said)
     wrong = []
     for name, default in said.items():
-        if default is None or name not in TrainingTest.var_space:
+        if default is None or name not in variable_names(TrainingTest):
             continue
-        value = TrainingTest.var_space[name].default_value
+        value = variable_default(TrainingTest, name)
         shown = str(value).lower() if isinstance(value, bool) else str(value)
         if shown != default:
             wrong.append(f'{name}: docs {default}, code {shown}')
@@ -143,19 +145,19 @@ def same(section, logged):
 
 
 def test_each_table_of_performance_variables_is_its_test():
-    names = {v.name for v in contract.perf_vars('TrainingTest')}
+    names = {v.name for v in perf.perf_vars('TrainingTest')}
     same('What a run measures', names)
     same('What the gap means', gap_perf_vars())
-    same('What the gap means', {v.name for v in contract.perf_vars('SizeShapeGap')})
-    same('Time to accuracy', {v.name for v in contract.perf_vars('TimeToAccuracy')}
-         | set(contract.TTA_TRAINING_VARS))
+    same('What the gap means', {v.name for v in perf.perf_vars('SizeShapeGap')})
+    same('Time to accuracy', {v.name for v in perf.perf_vars('TimeToAccuracy')}
+         | set(perf.TTA_TRAINING_VARS))
     # What the tests log outside the contract's loop is the contract's too.
     assert literal_perf_vars() and literal_perf_vars() <= names
 
 
 def test_the_readme_shows_performance_variables_the_tests_log():
     shown = re.findall(r'^P: (\w+):', read(os.path.join(REPO, 'README.md')), re.M)
-    assert shown and set(shown) <= set(contract.BY_NAME)
+    assert shown and set(shown) <= set(perf.BY_NAME)
 
 
 # Links between the documents.

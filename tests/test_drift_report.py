@@ -8,7 +8,9 @@ import pytest
 from conftest import REPO
 from reference_runs import (STEADY, record, report_markdown,
                             run_cli, runs_of, write_perflog)
-from ssb_references import cli, drift, propose, reffile, refwrite
+from ssb_references.judge import drift
+from ssb_references.reffile import propose, reffile, refwrite
+from ssb_references.cli import references as cli
 
 # -- drift ---------------------------------------------------------------------------------
 
@@ -64,7 +66,7 @@ def test_the_trust_benchmarks_leave_one_out_counts_each_value_against_the_others
     spec.loader.exec_module(trust)
     quiet = [0.50, 0.51, 0.49, 0.50, 0.505]
     runs = runs_of([record(s, i) for i, s in enumerate(quiet)], tmp_path)
-    judged_per_run = len([n for n in runs[0].perf if drift.variables.policy(n)])
+    judged_per_run = len([n for n in runs[0].perf if drift.rule.policy(n)])
     assert trust.leave_one_out(runs, 0.99) == (0, 5 * judged_per_run)
     runs = runs_of([record(s, i) for i, s in enumerate(quiet[:4] + [0.9])], tmp_path)
     flagged, judged = trust.leave_one_out(runs, 0.99)

@@ -19,9 +19,9 @@ from payload import cli as payload_cli
 from reframe_tests import checked
 from sizeshape_datasets import __main__ as datasets_cli
 from sizeshape_datasets import hdf5, mame
-from sizeshape_datasets.shapes import MIN_PIXEL_BUDGET
-from ssb_references import acceptance
-from ssb_references import cli as references_cli
+from ssb_contract.options import MIN_PIXEL_BUDGET
+from ssb_references.acceptance import command as acceptance
+from ssb_references.cli import references as references_cli
 
 FAST = settings(max_examples=60, deadline=2000, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -71,9 +71,10 @@ def payload_parse(args):
     parsed = payload_cli.parse_args(args)
     # Nothing taken that makes the run silently other than asked: no inf or NaN, and a
     # pixel budget of at least one image.
-    for name, got in vars(parsed).items():
-        assert not isinstance(got, float) or math.isfinite(got), (name, got)
-    assert parsed.pixel_budget_px is None or parsed.pixel_budget_px >= MIN_PIXEL_BUDGET
+    for part in (parsed, parsed.batches, parsed.step, parsed.data, parsed.validation):
+        for name, got in vars(part).items():
+            assert not isinstance(got, float) or math.isfinite(got), (name, got)
+    assert parsed.batches.budget is None or parsed.batches.budget >= MIN_PIXEL_BUDGET
 
 
 PAYLOAD_FIXED = ['--variant', 'hrvs', '--data-dir', 'x']

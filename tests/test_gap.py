@@ -9,7 +9,7 @@ import re
 import yaml
 
 from conftest import stand_in_test
-from payload import contract
+from ssb_contract.options import workload_fields
 from reframe_runs import read_perflog
 from reframe_tests import references as test_references
 from test_acceptance_workflow import reasons, reframe, ssb_references
@@ -24,7 +24,7 @@ def gap_records(cwd):
 
 def gap_test(record, **changed):
     """What references.for_test reads of a SizeShapeGap: the logged record's workload."""
-    values = {name: record[name] for name in contract.workload_fields(None)}
+    values = {name: record[name] for name in workload_fields(None)}
     values.update(model='smallcnn', scale='single', **changed)
     return stand_in_test('SizeShapeGap', 'SizeShapeGap %model=smallcnn', **values)
 
@@ -61,7 +61,7 @@ def test_gap_runs_after_both_variants_and_holds_its_references(default_run, tmp_
     # reference set at one pixel budget (or image size) does not hold a run at another.
     gap_key = 'SizeShapeGap/generic:default/smallcnn/single'
     workload = data['ssb-references']['entries'][gap_key]['workload']
-    assert set(workload) == set(contract.workload_fields(None)), workload
+    assert set(workload) == set(workload_fields(None)), workload
     assert workload['pixel_budget'] == '65k' and workload['image_size'] == 256
     lrfs_key = 'generic:default/lrfs/smallcnn/single'
     assert data['ssb-references']['entries'][lrfs_key]['workload']['epochs'] == workload['epochs']
@@ -96,7 +96,7 @@ def test_gap_runs_after_both_variants_and_holds_its_references(default_run, tmp_
 
 def test_a_ratio_says_when_its_inputs_cannot_carry_it():
     from reframe_tests.gap import SizeShapeGap
-    from ssb_references import stats
+    from ssb_references.judge import stats
     quiet = {'lrfs': [32.0, 33.0, 31.5, 32.4], 'hrvs': [16.0, 16.3, 15.9, 16.1]}
     interval = stats.ratio_interval(quiet['lrfs'], quiet['hrvs'])
     assert SizeShapeGap.noise_of('r', 'pixel_throughput', quiet, 0.25, interval) == []

@@ -122,8 +122,8 @@ def test_payload_names_a_file_that_is_not_hdf5(tmp_path):
 
 @pytest.mark.parametrize('make', [
     lambda r: ('lrfs', dict(image_size=64, crop_size=56, batch_size=8, seed=0)),
-    lambda r: ('hrvs', dict(pixel_budget=4000, batching='padded', batch_size=4, seed=0)),
-    lambda r: ('hrvs', dict(pixel_budget=4000, batching='bucketed', batch_size=4, seed=0)),
+    lambda r: ('hrvs', dict(budget=4000, batching='padded', batch_size=4, seed=0)),
+    lambda r: ('hrvs', dict(budget=4000, batching='bucketed', batch_size=4, seed=0)),
 ])
 def test_jpeg_and_hdf5_give_identical_training_input(tiny_dataset, packed, make):
     import keras

@@ -9,7 +9,7 @@ import threading
 import pytest
 from conftest import REPO
 
-from ssb_references import webhook
+from ssb_references.acceptance import webhook
 
 SSB_ACCEPTANCE = os.path.join(os.path.dirname(sys.executable), 'ssb-acceptance')
 

@@ -61,7 +61,7 @@ REFUSED = [{
     'pixel_budget=inf': "-S pixel_budget: pixel budget 'inf' must be a finite number",
     'models=': "-S models='' is not one of smallcnn, resnet50, vgg16",
     'epochs=1': '-S epochs=1 must be at least 2',
-    'crop_size=300': '-S crop_size=300 must be at most image_size=256',
+    'crop_size=300': '-S crop_size=300 must be at most -S image_size=256',
     'memory_limit_gib=-1': '-S memory_limit_gib=-1.0 must be a finite number above 0',
     'input_threads=-2': '-S input_threads=-2 must be at least 0',
 }]
@@ -142,3 +142,54 @@ def test_a_site_path_with_the_perflog_separator_is_refused(tmp_path):
     assert proc.returncode != 0
     assert reasons(proc) == ["variable error: the partition's extras mame_root='/data|mame': "
                              "'|' separates the fields of the perflog; choose a value without it"]
+
+
+# What the tests fill in is logged, never set: a value given is refused, naming what sets it.
+OUTPUTS = {
+    'batch_size=64': "-S batch_size='64': the test fills batch_size in; set lrfs_batch_size or "
+                     "hrvs_batch_size instead",
+    'timing_lock_wait_s=abc': "-S timing_lock_wait_s='abc': the test fills timing_lock_wait_s "
+                              "in; set timing_lock instead",
+    'dataset=mine': "-S dataset='mine': the test fills dataset in; set data_dir instead",
+    'payload_version=9': "-S payload_version='9': the test fills payload_version in; it is the "
+                         "installed payload's",
+}
+
+
+def test_an_output_set_by_hand_is_refused_naming_what_sets_it(tmp_path):
+    proc = dry_run(tmp_path, *OUTPUTS)
+    assert proc.returncode != 0
+    (reason,) = reasons(proc)
+    for message in OUTPUTS.values():
+        assert message in reason, reason
+
+
+def test_an_output_given_with_P_is_refused(tmp_path):
+    proc = run_reframe('--dry-run', '-n', 'TrainingTest.*lrfs.*single', '-P',
+                       'hardware_ratio=2,4', cwd=tmp_path, env={'RFM_COLORIZE': 'n'})
+    assert proc.returncode != 0
+    assert set(reasons(proc)) == {"variable error: -S hardware_ratio='2': the test fills "
+                                  "hardware_ratio in; choose the scale instead (-n "
+                                  "%scale=node)",
+                                  "variable error: -S hardware_ratio='4': the test fills "
+                                  "hardware_ratio in; choose the scale instead (-n "
+                                  "%scale=node)"}
+
+
+def test_hrvs_single_batching_takes_no_other_batch_size(tmp_path):
+    """The payload refuses it; the test refuses it first, in the HR&VS run, the same way."""
+    proc = dry_run(tmp_path, 'hrvs_batch_size=8', names='TrainingTest.*single')
+    assert proc.returncode != 0
+    assert reasons(proc) == ["variable error: -S hrvs_batching='single' trains at batch 1; use "
+                             "padded or bucketed for -S hrvs_batch_size=8"]
+    # The LR&FS run trains at lrfs_batch_size: HR&VS's batch size is none of its business.
+    assert any('OK' in line and '%variant=lrfs' in line for line in proc.stdout.splitlines())
+
+
+def test_padded_batching_trains_at_the_batch_size_asked_for(tmp_path):
+    proc = dry_run(tmp_path, 'hrvs_batch_size=8', 'hrvs_batching=padded',
+                   names='TrainingTest.*hrvs.*single')
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    args = shlex.split(job_script(tmp_path).splitlines()[-1])
+    assert args[args.index('--batch-size') + 1] == '8'
+    assert args[args.index('--hrvs-batching') + 1] == 'padded'

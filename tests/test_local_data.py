@@ -21,23 +21,32 @@ def options(root, *extra):
     return cli.parse_args(['--data-dir', root, *extra])
 
 
+def ready(settings, records, names, worker):
+    """local_data.ready as the payload calls it, with the parts of the run's settings."""
+    return local_data.ready(settings.data, settings.batches, records, names, worker)
+
+
+def check_prepared(records, settings):
+    return local_data.check_prepared(records, settings.batches, settings.data.data_dir)
+
+
 HRVS_4K = ('--variant', 'hrvs', '--pixel-budget', '4k')
 
 
 def test_spec_is_the_resolution_of_the_variant(root):
-    assert local_data.spec(options(root, '--variant', 'lrfs', '--image-size', '64',
-                                   '--crop-size', '56')) == {'variant': 'lrfs', 'image_size': 64}
-    assert local_data.spec(options(root, *HRVS_4K)) == {'variant': 'hrvs', 'pixel_budget': 4000,
-                                                        'upscale': True}
-    assert local_data.spec(options(root, *HRVS_4K, '--no-upscale'))['upscale'] is False
+    lrfs = options(root, '--variant', 'lrfs', '--image-size', '64', '--crop-size', '56')
+    assert local_data.spec(lrfs.batches) == {'variant': 'lrfs', 'image_size': 64}
+    assert local_data.spec(options(root, *HRVS_4K).batches) == {
+        'variant': 'hrvs', 'pixel_budget': 4000, 'upscale': True}
+    assert local_data.spec(options(root, *HRVS_4K, '--no-upscale').batches)['upscale'] is False
 
 
 def test_nothing_asked_nothing_done(root, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     records, names = hdf5.read_dataset(root)
-    with local_data.ready(options(root, *HRVS_4K), records, names, 0) as (ready, info):
-        assert ready is records
-    assert set(info.values()) == {None} and len(info) == 6
+    with ready(options(root, *HRVS_4K), records, names, 0) as (kept, info):
+        assert kept is records
+    assert set(info.values()) == {None} and len(info) == 7
     assert os.listdir(tmp_path) == []
 
 
@@ -52,7 +61,7 @@ def staging(data, tmp_path, *args):
 
 def test_staging_copies_the_images_and_removes_the_copies(root, tmp_path):
     records, names, scratch, args = staging(root, tmp_path, *HRVS_4K)
-    with local_data.ready(args, records, names, 0) as (staged, info):
+    with ready(args, records, names, 0) as (staged, info):
         (work,) = os.listdir(scratch)
         assert work.startswith('ssb-stage-')
         assert len(staged) == len(records) == 6
@@ -66,6 +75,7 @@ def test_staging_copies_the_images_and_removes_the_copies(root, tmp_path):
         assert info['stage_gb_per_s'] == pytest.approx(info['stage_bytes'] / info['stage_s']
                                                        / 1e9)
         assert info['prepare_s'] is None
+        assert info['stage_dir'] == str(scratch)
     assert os.listdir(scratch) == []
 
 
@@ -73,12 +83,12 @@ def test_preparing_decodes_once_at_the_training_resolution(root, tmp_path, monke
     monkeypatch.chdir(tmp_path)                  # without staging, the work goes here
     records, names = hdf5.read_dataset(root)
     args = options(root, *HRVS_4K, '--prepare')
-    with local_data.ready(args, records, names, 3) as (prepared, info):
+    with ready(args, records, names, 3) as (prepared, info):
         (work,) = os.listdir(tmp_path)
         assert work.startswith('ssb-prepared-')
         assert os.listdir(tmp_path / work) == ['prepared-worker3.h5']
         assert hdf5.is_prepared(prepared)
-        assert hdf5.prepared_for(prepared) == local_data.spec(args)
+        assert hdf5.prepared_for(prepared) == local_data.spec(args.batches)
         assert [(r.height, r.width) for r in prepared] == [
             shapes.budget_shape(r.width, r.height, 4000) for r in records]
         assert [r.label for r in prepared] == [r.label for r in records]
@@ -87,14 +97,14 @@ def test_preparing_decodes_once_at_the_training_resolution(root, tmp_path, monke
         assert info['prepare_bytes'] > 3 * sum(r.height * r.width for r in prepared)
         assert info['prepare_images_per_s'] == pytest.approx(6 / info['prepare_s'])
         assert info['stage_s'] is None
-        local_data.check_prepared(prepared, args)                 # the run it was made for
+        check_prepared(prepared, args)                 # the run it was made for
     assert os.listdir(tmp_path) == []
 
 
 def test_staged_then_prepared_lives_in_the_staged_copy(root, tmp_path):
     records, names, scratch, args = staging(root, tmp_path, '--variant', 'lrfs', '--image-size',
                                             '64', '--crop-size', '56', '--prepare')
-    with local_data.ready(args, records, names, 0) as (prepared, info):
+    with ready(args, records, names, 0) as (prepared, info):
         (work,) = os.listdir(scratch)
         (inner,) = [n for n in os.listdir(scratch / work) if n.startswith('ssb-prepared-')]
         assert os.listdir(scratch / work / inner) == ['prepared-worker0.h5']
@@ -105,7 +115,7 @@ def test_staged_then_prepared_lives_in_the_staged_copy(root, tmp_path):
 
 def test_a_failure_in_training_still_removes_the_copies(root, tmp_path):
     records, names, scratch, args = staging(root, tmp_path, *HRVS_4K, '--prepare')
-    with pytest.raises(KeyboardInterrupt), local_data.ready(args, records, names, 0):
+    with pytest.raises(KeyboardInterrupt), ready(args, records, names, 0):
         raise KeyboardInterrupt
     assert os.listdir(scratch) == []
 
@@ -114,8 +124,7 @@ def test_a_missing_stage_directory_is_one_error(root, tmp_path):
     records, names = hdf5.read_dataset(root)
     missing = str(tmp_path / 'missing')
     with pytest.raises(PayloadError) as err:
-        with local_data.ready(options(root, *HRVS_4K, '--stage-dir', missing), records, names,
-                              0):
+        with ready(options(root, *HRVS_4K, '--stage-dir', missing), records, names, 0):
             pytest.fail('the body ran')
     assert str(err.value) == f'stage directory {missing!r} does not exist or is not a directory'
 
@@ -132,9 +141,9 @@ def prepared_file(root, tmp_path_factory):
 
 def test_prepared_data_trains_only_at_its_resolution(prepared_file, root):
     records, _ = hdf5.read_dataset(prepared_file)
-    local_data.check_prepared(records, options(prepared_file, *HRVS_4K))
+    check_prepared(records, options(prepared_file, *HRVS_4K))
     # JPEGs have no resolution of their own: any run takes them.
-    local_data.check_prepared(hdf5.read_dataset(root)[0], options(root, *HRVS_4K))
+    check_prepared(hdf5.read_dataset(root)[0], options(root, *HRVS_4K))
     for other, asks in (
             (('--variant', 'hrvs', '--pixel-budget', '8k'),
              'pixel_budget=8000, upscale=True, variant=hrvs'),
@@ -142,7 +151,7 @@ def test_prepared_data_trains_only_at_its_resolution(prepared_file, root):
             (('--variant', 'lrfs', '--image-size', '64', '--crop-size', '56'),
              'image_size=64, variant=lrfs')):
         with pytest.raises(PayloadError) as err:
-            local_data.check_prepared(records, options(prepared_file, *other))
+            check_prepared(records, options(prepared_file, *other))
         assert str(err.value) == (
             f'{prepared_file!r} was prepared for pixel_budget=4000, upscale=True, variant=hrvs; '
             f'this run asks for {asks}: prepare it again, or change the options')
@@ -151,7 +160,7 @@ def test_prepared_data_trains_only_at_its_resolution(prepared_file, root):
 def test_prepared_data_is_not_prepared_again(prepared_file, tmp_path):
     records, names, scratch, args = staging(prepared_file, tmp_path, *HRVS_4K, '--prepare')
     with pytest.raises(PayloadError) as err:
-        with local_data.ready(args, records, names, 0):
+        with ready(args, records, names, 0):
             pytest.fail('the body ran')
     assert str(err.value) == f'{prepared_file!r} is prepared already: drop --prepare'
     assert os.listdir(scratch) == []                    # the staged copy went too
@@ -159,7 +168,7 @@ def test_prepared_data_is_not_prepared_again(prepared_file, tmp_path):
 
 def test_a_staged_prepared_file_holds_the_same_pixels(prepared_file, tmp_path):
     records, names, scratch, args = staging(prepared_file, tmp_path, *HRVS_4K)
-    with local_data.ready(args, records, names, 0) as (staged, info):
+    with ready(args, records, names, 0) as (staged, info):
         assert info['stage_bytes'] == os.path.getsize(prepared_file)
         for original, copy in zip(records, staged):
             assert copy.file != original.file and copy.index == original.index

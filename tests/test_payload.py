@@ -106,10 +106,10 @@ def test_data_path_with_spaces(tiny_dataset, tmp_path):
 
 
 @pytest.mark.parametrize('args, message', [
-    (['--model', 'alexnet'], "unknown model 'alexnet'"),
-    (['--batch-size', '0'], '--batch-size must be >= 1, got 0'),
-    (['--batch-size', '-4'], '--batch-size must be >= 1, got -4'),
-    (['--epochs', '1'], '--epochs must be >= 2'),
+    (['--model', 'alexnet'], "argument --model: invalid choice: 'alexnet'"),
+    (['--batch-size', '0'], '--batch-size 0 must be at least 1'),
+    (['--batch-size', '-4'], '--batch-size -4 must be at least 1'),
+    (['--epochs', '1'], '--epochs 1 must be at least 2: steady-state time is the median'),
     (['--variant', 'hrvs', '--batch-size', '4'], 'single trains at batch 1'),
     (['--variant', 'hrvs', '--pixel-budget', 'lots'], "pixel budget 'lots' is not a number"),
     (['--variant', 'square'], "argument --variant: invalid choice: 'square'"),

@@ -13,9 +13,9 @@ def epoch(n, images=29, loss=3.0, worker=0, steps=29):
                                       'seconds': 1.0, 'worker': worker, 'steps': steps})
 
 
-def summary(worker=0, left_out=0, steps=29):
+def summary(worker=0, left_out=0, steps=29, host='node1'):
     return 'SSB-SUMMARY ' + json.dumps({
-        'worker': worker, 'steady_epoch_s': 0.5, 'host_peak_rss_bytes': 2**30,
+        'worker': worker, 'host': host, 'steady_epoch_s': 0.5, 'host_peak_rss_bytes': 2**30,
         'device_peak_bytes': None, 'dataset_images': 29, 'images_left_out': left_out,
         'steps_per_epoch': steps, 'versions': {'tensorflow': '2.21.0'}})
 
@@ -33,9 +33,9 @@ def log(tmp_path):
     return write
 
 
-def check(out, err, exitcode=0, epochs=3, images=29, workers=1):
+def check(out, err, exitcode=0, epochs=3, images=29, workers=1, nodes=None):
     return sn.evaluate(payload_log.assert_training_complete(
-        out, err, exitcode, epochs, lambda: images, workers))
+        out, err, exitcode, epochs, lambda: images, workers, nodes=nodes))
 
 
 def test_complete_log_passes(log):
@@ -53,6 +53,38 @@ def test_two_workers_each_with_its_records(log, tmp_path):
         [summary(1, left_out=1, steps=14)]) + '\n')
     assert check(out, err, workers=2)
     assert sn.evaluate(payload_log.summary(out))['worker'] == 0
+
+
+def two_workers(log, tmp_path, hosts):
+    out, err = log([epoch(n, images=28, steps=14) for n in (1, 2, 3)] +
+                   [summary(0, left_out=1, steps=14, host=hosts[0])])
+    (tmp_path / 'ssb-worker-1.log').write_text('\n'.join(
+        [epoch(n, images=28, steps=14, worker=1) for n in (1, 2, 3)] +
+        [summary(1, left_out=1, steps=14, host=hosts[1])]) + '\n')
+    return out, err
+
+
+def test_each_worker_on_a_node_of_its_own(log, tmp_path):
+    assert check(*two_workers(log, tmp_path, ['node1', 'node2']), workers=2, nodes=2)
+    with pytest.raises(SanityError, match=r'the job ran on 2 node\(s\), but its workers '
+                                          r'reported 1 host name\(s\): worker 0 on node1, '
+                                          r'worker 1 on node1'):
+        check(*two_workers(log, tmp_path, ['node1', 'node1']), workers=2, nodes=2)
+    with pytest.raises(SanityError, match=r'workers \[1\] reported no host name'):
+        check(*two_workers(log, tmp_path, ['node1', '']), workers=2, nodes=2)
+
+
+def test_srun_names_the_node_of_a_killed_task(log):
+    srun = ['srun: error: node2: task 1: Killed', 'srun: error: node1: task 0: Exited with '
+            'exit code 1']
+    out, err = log([epoch(1)], ['error: worker 0 of 2: another worker died', *srun])
+    with pytest.raises(SanityError, match=r'^payload failed: error: worker 0 of 2: another '
+                                          r'worker died \(srun: task 1 on node2: Killed\)$'):
+        check(out, err, exitcode=1, workers=2)
+    out, err = log([epoch(1)], srun)
+    with pytest.raises(SanityError, match=r'status 9 without an error line; srun: task 1 on '
+                                          r'node2: Killed$'):
+        check(out, err, exitcode=9, workers=2)
 
 
 def test_error_line_is_the_failure_reason(log):

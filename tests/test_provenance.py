@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from payload import provenance
+from ssb_common import provenance
 
 
 @pytest.fixture(autouse=True)

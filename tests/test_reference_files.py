@@ -10,7 +10,7 @@ from reframe.core.exceptions import ReferenceParseError
 from conftest import stand_in_test
 from reference_runs import (SYNTH, record, run_cli, runs_of, write_perflog)
 from reframe_tests import references as test_references
-from ssb_references import propose, reffile, refwrite
+from ssb_references.reffile import propose, reffile, refwrite
 
 # -- reference files -----------------------------------------------------------------------
 

@@ -10,7 +10,8 @@ import yaml
 
 from reference_runs import (PERF_UNITS, STEADY, T0, perf_values, record, run_cli, runs_of,
                             write_perflog)
-from ssb_references import perflog, propose, reffile, resultsdb
+from ssb_references.reffile import propose, reffile
+from ssb_references.runs import perflog, resultsdb
 
 # -- perflog and results DB reading ---------------------------------------------------------
 

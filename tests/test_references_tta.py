@@ -2,7 +2,8 @@
 import pytest
 import yaml
 
-from ssb_references import propose, variables
+from ssb_references.reffile import propose
+from ssb_references.reffile import rule as variables
 from reference_runs import T0, report_markdown, run_cli, write_perflog
 
 TTA_UNITS = {'seconds_to_target': 's', 'epochs_to_target': 'epochs',
@@ -66,7 +67,7 @@ def test_proposed_time_to_accuracy_references_use_mlperf(tmp_path, capsys, tta_p
 
 
 def test_too_few_runs_for_mlperf_is_a_note_not_a_reference(tmp_path):
-    from ssb_references import perflog
+    from ssb_references.runs import perflog
     path = write_perflog(tmp_path / 'TimeToAccuracy.log',
                          [tta_record(s, i) for i, s in enumerate([4.0, 5.0])])
     runs = perflog.read([path], 'TimeToAccuracy')

@@ -48,7 +48,7 @@ def test_default_run_logs_both_variants(default_run):
         assert float(r['trace_seconds_per_shape_value']) > 0
     # the data, 2 single-scale runs and their gap, 2 time-to-accuracy runs; the other scales
     # (and their gaps) skip
-    assert 'Ran 6/15 test case(s)' in proc.stdout
+    assert 'Ran 6/18 test case(s)' in proc.stdout
 
 
 def test_default_run_times_one_payload_at_a_time(default_run):

@@ -84,6 +84,17 @@ def test_a_test_classes_variables_and_parameters():
     assert {'num_tasks', 'valid_systems'} <= reframe_private.variable_names(RegressionTest)
     assert {'variant', 'model', 'scale', 'device'} <= set(
         reframe_private.parameter_names(TrainingTest))
+    assert reframe_private.variable_default(TrainingTest, 'timing_lock') is True
+    assert reframe_private.parameter_values(TrainingTest, 'device') == ('cpu', 'gpu')
+
+
+def test_only_the_adapter_reads_a_test_classes_spaces():
+    """var_space and param_space are the metaclass's, not ReFrame's documented interface: the
+    tests, too, ask the adapter."""
+    this = os.path.abspath(__file__)
+    found = [os.path.relpath(path, REPO) for path in python_files() if path not in (ADAPTER, this)
+             and any(name in open(path).read() for name in ('var_space', 'param_space'))]
+    assert not found, found
 
 
 def test_a_failed_access_names_what_and_the_pin():

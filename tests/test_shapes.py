@@ -3,19 +3,20 @@ import math
 import pytest
 
 from sizeshape_datasets import shapes
+from ssb_contract.options import PixelBudget
 
 
 @pytest.mark.parametrize('text, pixels', [
     ('65k', 65_000), ('360K', 360_000), ('2m', 2_000_000), ('1024', 1024), ('native', None)])
 def test_parse_pixel_budget(text, pixels):
-    assert shapes.parse_pixel_budget(text) == pixels
+    assert PixelBudget(text).pixels == pixels and PixelBudget(text) == text
 
 
 @pytest.mark.parametrize('text', ['abc', '0', '-5k', 'k', '0.5', '1000', 'inf', 'nan', '-inf',
                                   '1e400'])
 def test_parse_pixel_budget_rejects(text):
     with pytest.raises(ValueError):
-        shapes.parse_pixel_budget(text)
+        PixelBudget(text)
 
 
 def test_budget_shape_downscales_keeping_aspect():

@@ -54,7 +54,7 @@ def test_typo_in_an_environment_key_is_named(tmp_path):
 
 
 @pytest.mark.parametrize('site, partition, old, new', [
-    ('ci', 'cpu', 'max_jobs=2,', "max_jobs=2, launcher='no-such-launcher',"),
+    ('ci', 'cpu', 'max_jobs=2 * NODES,', "max_jobs=2 * NODES, launcher='no-such-launcher',"),
     ('pbs_example', 'cpu', "'launcher': 'mpiexec'", "'launcher': 'no-such-launcher'")])
 def test_unknown_launcher_is_named(tmp_path, site, partition, old, new):
     path = bad_config(tmp_path, site, old, new)
@@ -102,17 +102,18 @@ def test_slurm_partition_asks_for_the_cpus_and_memory_it_is_given(monkeypatch):
     whole = common.slurm_partition('cpu', 'CPU nodes', features=['cpu'], whole_nodes=True,
                                    access=['--partition=cpu'], user_access=(), max_jobs=4)
     assert whole == {'name': 'cpu', 'descr': 'CPU nodes', 'scheduler': 'slurm',
-                     'launcher': 'srun', 'access': ['--partition=cpu', '--exclusive', '--mem=0'],
+                     'launcher': 'srun',
+                     'access': ['--partition=cpu', '--no-requeue', '--exclusive', '--mem=0'],
                      'environs': ['tensorflow'], 'features': ['cpu'],
                      'resources': common.slurm_resources(), 'max_jobs': 4}
     gpu = common.slurm_partition('gpu', 'GPU nodes', features=['gpu'], cpus_per_gpu=12,
                                  memory_per_node_gib=120, user_access=())
-    assert gpu['access'] == ['--cpus-per-gpu=12', '--mem=120G']
+    assert gpu['access'] == ['--no-requeue', '--cpus-per-gpu=12', '--mem=120G']
     # The user's account and QoS, from the environment when the file is read.
     monkeypatch.setenv('SSB_ACCOUNT', TEST_ACCOUNT)
     monkeypatch.delenv('SSB_QOS', raising=False)
     assert common.slurm_partition('cpu', 'x', features=[])['access'] == [
-        f'--account={TEST_ACCOUNT}']
+        '--no-requeue', f'--account={TEST_ACCOUNT}']
 
 
 def test_access_from_env():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ssb_references import drift, stats
+from ssb_references.judge import drift, stats
 
 
 def test_prediction_interval_matches_the_textbook():

@@ -70,7 +70,7 @@ def test_split_costs_less_per_new_shape_and_says_so(tiny_dataset):
             '8k', '--input-probe-seconds', '0']
     split = summary_of(run_payload(*args))
     fused = summary_of(run_payload(*args, '--step', 'fused'))
-    assert split['step'] == 'split' and fused['step'] == 'fused'
+    assert split['training_step'] == 'split' and fused['training_step'] == 'fused'
     assert split['first_loss'] == pytest.approx(fused['first_loss'], rel=1e-6)
     assert split['final_loss'] == pytest.approx(fused['final_loss'], rel=1e-4)
     for s in (split, fused):
@@ -148,4 +148,4 @@ def test_xla_reports_compile_seconds_and_threads_are_reported(tiny_dataset):
 def test_bad_thread_counts(tiny_dataset):
     line = payload_error(run_payload('--variant', 'lrfs', '--data-dir', tiny_dataset,
                                      '--input-threads', '-1'))
-    assert line == 'error: --input-threads must be >= 0, got -1'
+    assert line == 'error: --input-threads -1 must be at least 0'

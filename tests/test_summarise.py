@@ -126,15 +126,14 @@ def test_validation_fields_and_time_to_accuracy():
     epochs = [epoch(5.0, val_images=40, val_loss=2.0, val_accuracy=0.3, val_seconds=1.0),
               epoch(2.0, val_images=40, val_loss=1.5, val_accuracy=0.55, val_seconds=0.5),
               epoch(2.0, val_images=40, val_loss=1.6, val_accuracy=0.52, val_seconds=0.25)]
-    args = types.SimpleNamespace(val_subset='val')
     evaluation = types.SimpleNamespace(images_left_out=2, traces=4)
-    v = summarise.validation(args, epochs, evaluation, clock)
+    v = summarise.validation('val', epochs, evaluation, clock)
     assert v == {'validate': True, 'val_subset': 'val', 'val_images': 40,
                  'val_images_left_out': 2, 'val_loss': 1.6, 'val_accuracy': 0.52,
                  'val_seconds': 1.75, 'val_traced_graphs': 4, 'target_accuracy': 0.5,
                  'target_reached': True, 'epochs_to_target': 2, 'seconds_to_target': 20.0,
                  'best_val_accuracy': 0.55, 'best_val_epoch': 2}
-    none = summarise.validation(args, epochs, None, TargetClock(None))
+    none = summarise.validation('val', epochs, None, TargetClock(None))
     assert none['validate'] is False and none['target_reached'] is False
     assert all(none[k] is None for k in ('val_subset', 'val_images', 'val_images_left_out',
                                          'val_loss', 'val_accuracy', 'val_seconds',
@@ -142,15 +141,15 @@ def test_validation_fields_and_time_to_accuracy():
 
 
 def test_trained_pixels_of_lrfs_are_the_crop():
-    args = types.SimpleNamespace(variant='lrfs', crop_size=56)
-    assert summarise.trained_pixels(args, []) == (56 * 56, 56 * 56)
+    batches = types.SimpleNamespace(variant='lrfs', crop_size=56)
+    assert summarise.trained_pixels(batches, []) == (56 * 56, 56 * 56)
 
 
 @pytest.mark.parametrize('upscale', [True, False])
 def test_trained_pixels_of_hrvs_follow_the_budget(upscale):
     shard = [mame.ImageRecord('a.jpg', 0, 400, 300), mame.ImageRecord('b.jpg', 1, 30, 50),
              mame.ImageRecord('c.jpg', 2, 1000, 10)]
-    args = types.SimpleNamespace(variant='hrvs', pixel_budget_px=4000, upscale=upscale)
+    batches = types.SimpleNamespace(variant='hrvs', budget=4000, upscale=upscale)
 
     def budget(w, h):                     # aspect ratio kept, sides rounded down
         if not upscale and w * h <= 4000:
@@ -159,5 +158,5 @@ def test_trained_pixels_of_hrvs_follow_the_budget(upscale):
         return max(1, int(h * f)) * max(1, int(w * f))
     expected = [budget(r.width, r.height) for r in shard]
     assert expected[0] == 54 * 73 and expected[1] == (1500 if not upscale else 81 * 48)
-    mean, largest = summarise.trained_pixels(args, shard)
+    mean, largest = summarise.trained_pixels(batches, shard)
     assert mean == pytest.approx(np.mean(expected)) and largest == max(expected)

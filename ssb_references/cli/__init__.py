@@ -1,0 +1,1 @@
+"""The ssb-references command: its subcommands and the options they share."""

@@ -1,0 +1,1 @@
+"""ssb-references report: tables and plots of a system's runs."""
