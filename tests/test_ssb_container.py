@@ -74,3 +74,16 @@ def test_a_directory_that_is_no_checkout_is_named(tmp_path):
     with pytest.raises(build.BuildError, match=f'{tmp_path} is not a size-shape-bench '
                                                'checkout'):
         cli.checkout(str(tmp_path))
+
+
+def test_the_context_is_what_the_dockerfile_copies_and_holds_every_package():
+    """A package the install takes but the build context leaves out breaks only the image."""
+    import configparser
+    with open(os.path.join(REPO, build.DOCKERFILE)) as f:
+        copied = [word for line in f if line.startswith('COPY ')
+                  for word in line.split()[1:-1]]
+    assert sorted(copied) == sorted(build.CONTEXT)
+    setup = configparser.ConfigParser()
+    setup.read(os.path.join(REPO, 'setup.cfg'))
+    packages = {p.split('.')[0] for p in setup['options.packages.find']['include'].split()}
+    assert packages <= set(build.CONTEXT), packages - set(build.CONTEXT)
