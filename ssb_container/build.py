@@ -9,6 +9,8 @@
 4. the image copied out of the storage (``ch-run`` runs no image in it) to ``--out``,
    unless that holds this image already (``export``).
 """
+import contextlib
+import fcntl
 import filecmp
 import os
 import re
@@ -78,6 +80,23 @@ def run(cmd, env, show=None):
         print('\n'.join(f'  | {line}' for line in tail), file=sys.stderr)
         last = next((line for line in reversed(tail) if line.strip()), 'no output')
         raise BuildError(f'{os.path.basename(cmd[0])} failed (exit {proc.returncode}): {last}')
+
+
+@contextlib.contextmanager
+def one_at_a_time(cache):
+    """Hold the cache directory's lock: two builds on one storage would rebuild, digest and
+    copy out the same image at once (seen: one digesting what the other was replacing)."""
+    os.makedirs(cache, mode=0o700, exist_ok=True)
+    fd = os.open(os.path.join(cache, 'lock'), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f'waiting for another ssb-container build on {cache} ...')
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def storage_path(env):

@@ -42,6 +42,21 @@ def parser():
     return parser
 
 
+def build_in(env, args, source, storage, cache):
+    """Steps 1-4 (build.py); (the image's path, its digest)."""
+    base = BASE.format(suite=args.suite)
+    build.base(env, base, args.suite, args.mirror, args.fresh, cache)
+    changed = build.sync_context(source, os.path.join(cache, 'context'))
+    build.say(f'[2/4] build context from {source}: {changed} file(s) changed')
+    build.build(env, source, os.path.join(cache, 'context'), TAG, base, args.fresh)
+    built = os.path.join(storage, 'img', TAG)
+    if not os.path.isdir(built):
+        raise build.BuildError(f'ch-image reported success but {built} is not there')
+    # ch-run runs no directory of ch-image's storage: the image is copied out of it.
+    image = os.path.abspath(args.out or os.path.join(cache, TAG))
+    return image, build.export(env, built, image)
+
+
 def main(argv=None):
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     start = time.monotonic()
@@ -53,17 +68,8 @@ def main(argv=None):
         storage = build.storage_path(env)
         env['CH_IMAGE_STORAGE'] = storage
         cache = storage.rstrip('/') + '.ssb'      # beside Charliecloud's own, as persistent
-        base = BASE.format(suite=args.suite)
-        build.base(env, base, args.suite, args.mirror, args.fresh, cache)
-        changed = build.sync_context(source, os.path.join(cache, 'context'))
-        build.say(f'[2/4] build context from {source}: {changed} file(s) changed')
-        build.build(env, source, os.path.join(cache, 'context'), TAG, base, args.fresh)
-        built = os.path.join(storage, 'img', TAG)
-        if not os.path.isdir(built):
-            raise build.BuildError(f'ch-image reported success but {built} is not there')
-        # ch-run runs no directory of ch-image's storage: the image is copied out of it.
-        image = os.path.abspath(args.out or os.path.join(cache, TAG))
-        digest = build.export(env, built, image)
+        with build.one_at_a_time(cache):
+            image, digest = build_in(env, args, source, storage, cache)
     except build.BuildError as err:
         print(f'error: {err}', file=sys.stderr)
         return 1

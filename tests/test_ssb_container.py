@@ -87,3 +87,20 @@ def test_the_context_is_what_the_dockerfile_copies_and_holds_every_package():
     setup.read(os.path.join(REPO, 'setup.cfg'))
     packages = {p.split('.')[0] for p in setup['options.packages.find']['include'].split()}
     assert packages <= set(build.CONTEXT), packages - set(build.CONTEXT)
+
+
+def test_one_build_at_a_time_per_storage(tmp_path):
+    """A second build on the same cache waits, saying so, until the first is done."""
+    import subprocess
+    import sys
+    cache = tmp_path / 'root.ch.ssb'
+    code = ('import sys; from ssb_container import build\n'
+            'with build.one_at_a_time(sys.argv[1]): print("in", flush=True)')
+    with build.one_at_a_time(str(cache)):
+        second = subprocess.Popen([sys.executable, '-c', code, str(cache)], text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        with pytest.raises(subprocess.TimeoutExpired):
+            second.wait(timeout=3)
+    out, err = second.communicate(timeout=30)
+    assert (second.returncode, out) == (0, 'in\n'), err
+    assert err == f'ssb-container: waiting for another ssb-container build on {cache} ...\n'
