@@ -18,12 +18,13 @@ TARGETS = {'input_ratio': 0.95, 'epoch_time_error': 0.02, 'rss_error': 0.05,
 class Run:
     """One payload subprocess, its output lines with arrival times, and /usr/bin/time's report."""
 
-    def __init__(self, label, args, workdir):
+    def __init__(self, label, args, workdir, command=(sys.executable, '-m', 'payload')):
+        """``command``: what runs the payload, ``args`` after it (a container's ch-run line)."""
         self.label, self.args = label, list(map(str, args))
         self.epochs, self.summary, self.arrivals = [], None, []
         self.time_report, self.stderr = {}, ''
         time_file = os.path.join(workdir, f'time-{len(os.listdir(workdir))}.txt')
-        cmd = [sys.executable, '-m', 'payload', *self.args]
+        cmd = [*command, *self.args]
         if os.access(TIME, os.X_OK):
             cmd = [TIME, '-v', '-o', time_file] + cmd
         env = dict(os.environ, PYTHONUNBUFFERED='1')

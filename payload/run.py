@@ -9,7 +9,7 @@ import socket
 import sys
 import time
 
-from payload import PayloadError, energy, hostlock, protocol, summarise
+from payload import PayloadError, container, energy, hostlock, protocol, summarise
 from ssb_common import provenance
 from ssb_contract.options import OPTIONS
 
@@ -61,8 +61,11 @@ def run(settings):
     except mame.DatasetError as err:
         raise PayloadError(str(err)) from None
 
-    import keras
-    import tensorflow as tf
+    try:
+        import keras
+        import tensorflow as tf
+    except ImportError as err:      # an image or environment without TensorFlow
+        raise PayloadError(f'TensorFlow cannot be imported by {sys.executable}: {err}') from None
 
     from payload import distribute, local_data, models, resources
 
@@ -284,4 +287,5 @@ def placement_summary(batch_size, place):
         'cpus_available': len(os.sched_getaffinity(0)),
         'device_memory': None if resources.gpus() else resources.DEVICE_MEMORY_ON_CPU,
         'devices': resources.device_names(), 'versions': resources.versions(),
+        **container.detect(),
     }

@@ -1,12 +1,10 @@
-"""What a test takes from the site configuration, with the defaults when a key is absent:
-the Python that runs the payload, or the container image it runs in."""
-import functools
-import hashlib
+"""How a test runs the payload: with the Python the site configuration names, or in the
+container image the test runs in (in_image.py)."""
 import os
 import shlex
 import sys
 
-from . import checked, site_keys
+from . import charliecloud, checked, in_image, site_keys
 
 DOUBLE_QUOTE_SPECIAL = '$`"\\\n'
 
@@ -25,56 +23,50 @@ def python_for(test):
     return environ.extras.get(site_keys.PYTHON, 'python3')
 
 
-def container_image(test):
-    """The image the test runs in: ``-S container_image=...``, else the partition's
-    ``extras['container_image']``; '' for none."""
-    return test.container_image or test.current_partition.extras.get(site_keys.CONTAINER_IMAGE, '')
+def mount_dirs(paths):
+    """The directories to mount for ``paths`` (a file's: its directory), each once; relative
+    paths are the stage directory's, mounted anyway."""
+    dirs = [p if os.path.isdir(p) or not os.path.exists(p) else os.path.dirname(p)
+            for p in paths if p and os.path.isabs(p)]
+    return list(dict.fromkeys(os.path.normpath(d) for d in dirs))
+
+
+def in_container(arg, mounts):
+    """``arg`` as the container sees it: a path under a mounted directory moves with it."""
+    for src, dst in sorted(mounts, key=lambda m: len(m[0]), reverse=True):
+        if arg == src or arg.startswith(src.rstrip('/') + '/'):
+            return dst + arg[len(src):]
+    return arg
 
 
 def run_python(test, args, mounts=()):
     """Make ``test`` run ``python <args>``: on the host, or in its container image.
 
-    In a container (ReFrame's ``container_platform``, the partition's first one
-    unless the test names another), ``python3`` comes from the image, the stage
-    directory is mounted as the working directory and each of ``mounts`` (data,
-    staging) at its own path. Returns the image's digest for the perflog, or ''.
+    In a container (the platform ``in_image.platform_for`` chose at set-up), ``python3``
+    comes from the image, the stage directory is the working directory and each of
+    ``mounts`` (data, staging) is mounted: at its own path, or where the platform puts it
+    (Charliecloud: ``/mnt/N``), the arguments naming it moved with it.
     """
-    image = container_image(test)
+    args = [str(a) for a in args]
+    image = in_image.image_of(test)
     # ReFrame pastes these into the job script: each is quoted to stay one argument.
     if not image:
         test.executable = shlex.quote(python_for(test))
-        test.executable_opts = [shlex.quote(str(a)) for a in args]
-        return ''
-    mounts = [path for path in dict.fromkeys(mounts) if path]
-    for path in mounts:
-        # ReFrame writes mount points inside double quotes, where these still expand.
-        bad = sorted(set(path) & set(DOUBLE_QUOTE_SPECIAL))
-        if bad:
-            raise checked.VariableError(f'{path!r} cannot be mounted in a container: '
-                                        f'{" ".join(map(repr, bad))} would be expanded by the '
-                                        f'shell')
+        test.executable_opts = [shlex.quote(a) for a in args]
+        return
     platform = test.container_platform
+    dirs = mount_dirs(mounts)
+    if isinstance(platform, charliecloud.Charliecloud):
+        pairs = platform.destinations(dirs)        # it quotes each path itself
+    else:
+        for path in dirs:
+            # ReFrame's platforms write mount points inside double quotes, where these expand.
+            bad = sorted(set(path) & set(DOUBLE_QUOTE_SPECIAL))
+            if bad:
+                raise checked.VariableError(f'{path!r} cannot be mounted in a container: '
+                                            f'{" ".join(map(repr, bad))} would be expanded '
+                                            f'by the shell')
+        pairs = [(path, path) for path in dirs]
     platform.image = shlex.quote(image)
-    platform.command = shlex.join(['python3', *map(str, args)])
-    platform.mount_points = [(path, path) for path in mounts]
-    return image_digest(image)
-
-
-@functools.cache
-def _file_digest(path, size, mtime):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as f:
-        for block in iter(lambda: f.read(1 << 24), b''):
-            digest.update(block)
-    return f'sha256:{digest.hexdigest()}'
-
-
-def image_digest(image):
-    """The image's digest: pinned in a ``...@sha256:...`` reference, or of a local file
-    (an Apptainer SIF); else 'unknown: <why>'."""
-    if '@sha256:' in image:
-        return 'sha256:' + image.split('@sha256:', 1)[1]
-    if os.path.isfile(image):
-        stat = os.stat(image)
-        return _file_digest(image, stat.st_size, stat.st_mtime)
-    return f'unknown: {shlex.quote(image)} is neither a local file nor pinned by digest'
+    platform.command = shlex.join(['python3', *(in_container(a, pairs) for a in args)])
+    platform.mount_points = pairs

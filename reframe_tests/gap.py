@@ -27,6 +27,7 @@ from payload.summarise import cv
 from ssb_references.judge import stats
 
 from . import checked, payload_log, references, scaling, site_keys
+from .in_image import InImage
 from .training import TrainingTest
 from .workload import Workload
 
@@ -44,6 +45,9 @@ RATIOS = {
 }
 # Which code the compared runs come from: the same in both.
 VERSIONS = ('tensorflow_version', 'payload_version', 'suite_version')
+# Where the compared runs ran (in_image.py): the same image and runtime in both.
+CONTAINER = ('container_image', 'container_image_digest', 'container_runtime',
+             'container_detected')
 # Time per megapixel is the inverse of the pixel rates: LR&FS's over HR&VS's.
 INVERSE = {'hrvs_lrfs_time_per_mpx'}
 # Ratios of rates that every steady epoch measures: each comes with an interval.
@@ -79,7 +83,7 @@ def what_moved(partition, perfvalues, variant_perfvalues):
 
 
 @rfm.simple_test
-class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, special=True):
+class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, InImage, special=True):
     """HR&VS over LR&FS: time per megapixel, peak memory, first-epoch overhead, GFLOP/s."""
 
     # special=True: ReFrame's check_performance is extended to say which variant moved.
@@ -90,6 +94,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, special=True):
     # Of the intervals of the per-epoch ratios (docs/metrics.md, "What the gap means").
     confidence = variable(checked.Float, value=stats.GAP_CONFIDENCE)
     local = True                 # reads the two runs' outputs; runs nothing itself
+    runs_payload = False         # its container fields are its runs'
     executable = 'true'
     time_limit = '5m'
 
@@ -192,7 +197,7 @@ class SizeShapeGap(rfm.RunOnlyRegressionTest, Workload, special=True):
         them: each variant's fields from its own run, the shared ones from both, which must
         agree (``-S TrainingTest.x=...`` sets them for the two runs and not for this test)."""
         runs = {v: self.getdep(self.training[v]) for v in VARIANTS}
-        own = {v: workload_fields(v) + VERSIONS for v in VARIANTS}
+        own = {v: workload_fields(v) + VERSIONS + CONTAINER for v in VARIANTS}
         shared = [name for name in own['lrfs'] if name in own['hrvs']]
         differ = [f'{name}: LR&FS {getattr(runs["lrfs"], name)!r}, HR&VS '
                   f'{getattr(runs["hrvs"], name)!r}' for name in shared

@@ -9,9 +9,10 @@ from sizeshape_datasets import synthetic
 
 from . import checked, payload_log, site_keys
 from .environment import run_python
+from .in_image import InImage
 
 
-class SyntheticMAMe(rfm.RunOnlyRegressionTest):
+class SyntheticMAMe(rfm.RunOnlyRegressionTest, InImage):
     """A synthetic MAMe-like dataset (real JPEGs, MAMe layout) in the stage directory."""
 
     valid_systems = ['*']
@@ -28,8 +29,6 @@ class SyntheticMAMe(rfm.RunOnlyRegressionTest):
     seed = variable(checked.Int, value=0)
     subdir = variable(str, value='mame')
     time_limit = '30m'
-
-    container_image = variable(str, value='')       # as TrainingTest's
 
     @run_after('setup')
     def check_variables(self):

@@ -23,6 +23,7 @@ from ssb_common.reframe_private import parameter_names
 
 from . import checked, payload_log, scaling, site_keys, slurm_record
 from .environment import run_python
+from .in_image import InImage
 from .mame_data import SyntheticMAMe
 from .workload import Workload
 
@@ -32,7 +33,7 @@ TIMED = checked.output(float, 'it comes from the payload\'s timing lock')
 
 
 @rfm.simple_test
-class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
+class TrainingTest(rfm.RunOnlyRegressionTest, Workload, InImage):
     """One training run of the payload: a variant x model x device x scale."""
 
     variant = parameter(list(VARIANTS))
@@ -73,11 +74,6 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
     #: When its timed window opened and closed (Unix seconds), over all its workers.
     timed_start_unix = variable(TIMED, value=0.0)
     timed_end_unix = variable(TIMED, value=0.0)
-    # Run the payload in this image (docs/clusters.md, "Containers"); default: the partition's
-    # extras['container_image'], else no container. Its digest goes into the perflog.
-    container_image = variable(str, value='')
-    container_image_digest = variable(checked.output(str, 'set container_image instead'),
-                                      value='')
 
     mame_data = fixture(SyntheticMAMe, scope='session')
     # A timed run owns its nodes: where the scheduler shares nodes between jobs (Slurm's
@@ -144,7 +140,7 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
             opts += ['--memory-limit-gib', str(memory_limit)]
         opts += self.more_options()
         # run_python quotes each: a value reaches the payload as one argument, never as shell.
-        self.container_image_digest = run_python(self, opts, [data_dir, stage_dir])
+        run_python(self, opts, [data_dir, stage_dir])
 
     def more_options(self):
         """Payload options a derived test adds."""
@@ -168,9 +164,10 @@ class TrainingTest(rfm.RunOnlyRegressionTest, Workload):
             ended_by_slurm = slurm_record.failure(self.job)
             if ended_by_slurm:
                 raise SanityError(ended_by_slurm)
-        return payload_log.assert_training_complete(
+        sn.evaluate(payload_log.assert_training_complete(
             self.stdout, self.stderr, self.job.exitcode, self.epochs, self.expected_images,
-            self.num_tasks, self.stops_at_target, len(self.job.nodelist or []) or None)
+            self.num_tasks, self.stops_at_target, len(self.job.nodelist or []) or None))
+        return self.assert_ran_in_image(sn.evaluate(payload_log.summaries(self.stdout)))
 
     @run_before('performance')
     def set_perf_variables(self):

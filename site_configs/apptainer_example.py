@@ -1,7 +1,8 @@
 """An example site whose jobs run the payload inside an Apptainer image.
 
 The partition declares ReFrame's ``Apptainer`` container platform and names the image in
-``extras['container_image']`` (a SIF built from ``site_configs/container/size-shape-bench.def``);
+``extras['container_image']`` (a SIF built from the image directory ``ssb-container build``
+writes, ``apptainer build size-shape-bench.sif <dir>``; docs/clusters.md, "Containers");
 the tests then launch ``apptainer exec <image> python3 -m payload ...`` with the stage
 directory as the working directory and the data directory bound at its own path, and log the
 image's sha256 as ``container_image_digest``. Test selection and the perflog are the same as

@@ -62,6 +62,8 @@ site_configuration = common.site_configuration(
             # environment's `module load`: it inherits it from an initialised
             # submitting shell; if not, it sources Lmod's bash init itself.
             prepare_cmds=[f'type module >/dev/null 2>&1 || . {LMOD_INIT}'],
+            # -S container_image=... runs the payload in that image (ssb-container build).
+            container_platforms=[{'type': 'Charliecloud'}],
             # No 'peak_gflops_per_device': the CI machine's CPU is unknown in advance.
             # No 'mame_root': the tests make synthetic data. One data-parallel worker per node.
             extras={'nodes': NODES, 'cpu_workers_per_node': 1,

@@ -14,6 +14,8 @@ import pytest
 from sizeshape_datasets import mame, synthetic
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The suite's container image, once per session (tests/container_image.py).
+pytest_plugins = ['container_image']
 CI_CONFIG = os.path.join(REPO, 'site_configs', 'ci.py')
 # The CI cluster's directory (.ci/cluster/common.sh). Its nodes each have their own /tmp, so
 # a test that runs jobs there works in its shared/ part, which every node sees as the host does.

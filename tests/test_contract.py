@@ -148,7 +148,8 @@ SUMMARY_KEYS = frozenset([o.name for o in OPTIONS if o.echoed] + list(PAYLOAD_SE
     'timing_lock', 'timing_lock_wait_s', 'timed_start_unix', 'timed_end_unix',
     # placement and threads
     'worker', 'workers', 'host', 'replicas', 'strategy', 'global_batch_size', 'intra_op_threads',
-    'inter_op_threads', 'cpus_available', 'devices',
+    'inter_op_threads', 'cpus_available', 'devices', 'container_runtime',
+    'container_evidence',
     # data and provenance
     'classes', 'dataset', 'dataset_fingerprint', 'dataset_images', 'images_left_out',
     'data_format', 'git_revision', 'versions',

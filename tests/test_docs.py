@@ -20,23 +20,25 @@ from docs_text import DOCS, code_of, doc_name, read, tables
 from payload import cli as payload_cli
 from reframe_runs import REFRAME
 from sizeshape_datasets import __main__ as datasets_cli
+from ssb_container import cli as container_cli
 from ssb_references.acceptance import command as acceptance
 from ssb_references.cli import references as references_cli
 
 # The suite's programs, each with its argparse parser.
 PARSERS = {'payload': payload_cli.parser, 'ssb-references': references_cli.parser,
-           'ssb-acceptance': acceptance.parser, 'sizeshape_datasets': datasets_cli.parser}
+           'ssb-acceptance': acceptance.parser, 'sizeshape_datasets': datasets_cli.parser,
+           'ssb-container': container_cli.parser}
 BENCHMARKS = ('benchmarks/run.py', 'benchmarks/trust.py', 'benchmarks/fuzz_cli.py',
               'benchmarks/changes_proof.py', 'benchmarks/growth.py',
               'benchmarks/concurrent_updates.py', 'benchmarks/dashboard.py',
-              'benchmarks/year_history.py')
+              'benchmarks/year_history.py', 'benchmarks/container.py')
 
 # The programs whose options a document may name on their own, outside a command.
 DOC_PROGRAMS = {
     'README.md': ('reframe', 'ssb-references', 'ssb-acceptance'),
     'acceptance.md': ('ssb-acceptance', 'reframe'),
     'benchmarks.md': ('payload', 'reframe', 'ssb-acceptance') + BENCHMARKS,
-    'clusters.md': ('payload', 'reframe'),
+    'clusters.md': ('payload', 'reframe', 'ssb-container'),
     'dashboard.md': ('ssb-references', 'ssb-acceptance'),
     'data.md': ('payload', 'sizeshape_datasets', 'reframe'),
     'hostile-input.md': ('payload', 'sizeshape_datasets', 'ssb-references', 'ssb-acceptance',
@@ -50,10 +52,14 @@ DOC_PROGRAMS = {
 # Slurm's, where the docs say what a setting turns into (sbatch options).
 SLURM_OPTIONS = {'--gpus-per-node', '--mail-type', '--output', '--exclusive', '--mem',
                  '--cpus-per-gpu', '--no-requeue'}
+# The container tools', where the docs show another builder or a job script (docker build,
+# ch-run).
+CONTAINER_OPTIONS = {'--build-arg', '--set-env', '--unset-env', '--bind', '--cd'}
 
 # A program the docs run: reframe, the tools (also as .venv/bin/ssb-acceptance or
 # ExecStart=/.../ssb-acceptance), python -m <package>, python benchmarks/<script>.py.
-PROGRAM = re.compile(r'(?:^|(?<=[\s/=]))(?:(?P<name>reframe|ssb-references|ssb-acceptance)'
+PROGRAM = re.compile(r'(?:^|(?<=[\s/=(]))(?:(?P<name>reframe|ssb-references|ssb-acceptance'
+                     r'|ssb-container)'
                      r'|python3? -m (?P<module>payload|ssb_references|sizeshape_datasets)'
                      r'|python3? (?P<script>benchmarks/\w+\.py))(?=\s|$)')
 MODULE_PROGRAMS = {'ssb_references': 'ssb-references'}
@@ -167,7 +173,7 @@ def test_every_option_the_docs_name_exists(path):
     unknown = [f'{program}{" " + sub if sub else ""} {option}'
                for program, sub, option in commands if option not in options_of(program, sub)]
     programs = DOC_PROGRAMS.get(doc_name(path), ())
-    known = set().union(SLURM_OPTIONS, *(options_of(p) for p in programs))
+    known = set().union(SLURM_OPTIONS, CONTAINER_OPTIONS, *(options_of(p) for p in programs))
     unknown += [f'{option} (none of {", ".join(programs) or "no program"} has it)'
                 for option in alone if option not in known]
     assert not unknown, f'{doc_name(path)} names options the code does not have: {unknown}'

@@ -200,10 +200,10 @@ def test_perflog_records_carry_the_test_variables(tmp_path):
 
 def test_container_image_digest(tmp_path):
     sys.path.insert(0, REPO)
-    from reframe_tests import environment
+    from reframe_tests import in_image
     image = tmp_path / 'ssb.sif'
     image.write_bytes(b'not really an image')
-    assert environment.image_digest(str(image)) == (
+    assert in_image.image_digest(str(image)) == (
         'sha256:' + __import__('hashlib').sha256(b'not really an image').hexdigest())
-    assert environment.image_digest('docker.io/me/ssb@sha256:abc123') == 'sha256:abc123'
-    assert environment.image_digest('docker://me/ssb:latest').startswith('unknown: ')
+    assert in_image.image_digest('docker.io/me/ssb@sha256:abc123') == 'sha256:abc123'
+    assert in_image.image_digest('docker://me/ssb:latest').startswith('unknown: ')

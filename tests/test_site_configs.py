@@ -36,6 +36,7 @@ EXPECTED_SITES = {
     'template': 'my_site',
     'ci': 'ci',
     'apptainer_example': 'apptainer_example',
+    'charliecloud_example': 'charliecloud_example',
 }
 SITE_FILES = sorted(os.path.splitext(os.path.basename(p))[0]
                     for p in glob.glob(os.path.join(SITE_DIR, '*.py'))
@@ -248,13 +249,22 @@ def check_job_script(site, part, script, path):
     launch = {'srun': r'srun', 'mpirun': r'mpirun -np \d+',
               'mpiexec': r'mpiexec -n \d+'}[part['launcher']]
     image = part['extras'].get('container_image')
-    if image:
+    runtime = [p['type'] for p in part.get('container_platforms', [])][:1]
+    if image and runtime == ['Apptainer']:
         # In the partition's container: the stage directory as working directory, the
         # data directory bound at its own path, python3 from the image.
         data = re.search(r' --data-dir (\S+)', payload).group(1)
         assert re.match(rf'{launch} apptainer exec .*--pwd /rfm_workdir {re.escape(image)} '
                         rf'python3 -m payload ', payload), (where, payload)
         assert f'-B"{data}:{data}"' in payload, (where, payload)
+    elif image:
+        # Charliecloud's: the image's environment, the data directory at /mnt/0 (a
+        # read-only image has no directory at the host's path), python3 from the image.
+        assert runtime == ['Charliecloud'], where
+        assert re.match(rf'{launch} ch-run --set-env .*--cd=/rfm_workdir {re.escape(image)} -- '
+                        rf'python3 -m payload .*--data-dir /mnt/0 ', payload), (where, payload)
+        assert re.search(r' --bind=\S+/mame:/mnt/0 ', payload), (where, payload)
+        assert 'export USER="${USER:-$(id -un)}"' in script.splitlines(), where
     else:
         python = re.escape(environ['extras'].get('python', 'python3'))
         assert re.match(rf'{launch} {python} -m payload ', payload), (where, payload)
