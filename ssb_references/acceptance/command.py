@@ -198,13 +198,14 @@ def run(args, extra):
             f.write(compare)
         system = acceptance_judge.system_of(session)
         refs_path = reffile.path_for(refs_dir, system or 'unknown')
-        verdicts = [] if args.baseline else session_verdicts(db, uuid, system, refs_path, args)
+        stored = stored_runs(db, system)
+        verdicts = [] if args.baseline else session_verdicts(stored, uuid, refs_path, args)
         summary = acceptance_judge.judge(session, compare, args.baseline, previous,
                                          None if args.baseline else refs_path, verdicts,
                                          args.confidence)
         summary['report_dir'] = os.path.join(out, 'reports', stamp)
-        write_report(db, summary, partial, refs_dir, args.change_nights)
-        write_dashboard(db, summary, partial, refs_dir, args)
+        write_report(stored, summary, partial, refs_dir, args.change_nights)
+        write_dashboard(stored, db, summary, partial, refs_dir, args)
         with open(os.path.join(partial, 'summary.json'), 'w') as f:
             json.dump(summary, f, indent=1, sort_keys=True)
         with open(os.path.join(partial, 'summary.txt'), 'w') as f:
@@ -213,13 +214,20 @@ def run(args, extra):
         return summary
 
 
-def session_verdicts(db, uuid, system, refs_path, args):
-    """drift's verdicts on every run of the session ``uuid``, against the stored sessions of
-    the same system (history) or the references."""
+def stored_runs(db, system):
+    """The system's stored runs, read once and checked (runs/records.py): the verdicts, the
+    report, the change points and the dashboard all count the same runs."""
+    if not system:
+        return []
     try:
-        stored = records.checked([r for r in resultsdb.read(db, TESTS) if r.system == system])
+        return records.checked([r for r in resultsdb.read(db, TESTS) if r.system == system])
     except resultsdb.ResultsDBError as err:
         raise Failure(str(err)) from None
+
+
+def session_verdicts(stored, uuid, refs_path, args):
+    """drift's verdicts on every run of the session ``uuid``, against the ``stored`` sessions
+    of the same system (history) or the references."""
     verdicts = []
     for test in TESTS:
         runs = [r for r in stored if r.test == test]
@@ -230,35 +238,29 @@ def session_verdicts(db, uuid, system, refs_path, args):
     return drift_family.judge(verdicts, args.confidence)
 
 
-def write_report(db, summary, out_dir, refs_dir, nights=recent_changes.RECENT_NIGHTS):
-    """ssb-references report and changes of the system's stored runs, in the report
+def write_report(runs, summary, out_dir, refs_dir, nights=recent_changes.RECENT_NIGHTS):
+    """ssb-references report and changes of the system's stored ``runs``, in the report
     directory; the change points of the last ``nights`` days in the summary."""
     system = summary['system']
-    if not system:
-        return
     try:
-        runs = [r for r in resultsdb.read(db, TESTS) if r.system == system]
         if runs:
             refs = reffile.load(reffile.path_for(refs_dir, system))
             report.write_report(runs, refs, os.path.join(out_dir, 'report'), system)
             summary['change_nights'] = nights
             summary['recent_changes'] = recent_changes.recent_lines(
                 runs, os.path.join(out_dir, 'changes'), nights)
-    except (charts.PlotError, resultsdb.ResultsDBError, reffile.RefFileError) as err:
+    except (charts.PlotError, reffile.RefFileError) as err:
         summary['notes'].append(f'report not drawn: {err}')
 
 
-def write_dashboard(db, summary, out_dir, refs_dir, args):
-    """The dashboard of the system's stored runs, in the report directory
+def write_dashboard(runs, db, summary, out_dir, refs_dir, args):
+    """The dashboard of the system's stored ``runs``, in the report directory
     (DIR/latest/dashboard/index.html is then the newest page)."""
-    system = summary['system']
     try:
-        runs = records.checked([r for r in resultsdb.read(db, TESTS) if r.system == system]
-                               if system else [])
         if runs:
             dashboard.write(runs, refs_dir, os.path.join(out_dir, 'dashboard'), source=db,
                             confidence=args.confidence, history=args.history)
-    except (resultsdb.ResultsDBError, reffile.RefFileError, OSError) as err:
+    except (reffile.RefFileError, OSError) as err:
         summary['notes'].append(f'dashboard not written: {err}')
 
 
