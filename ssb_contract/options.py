@@ -8,6 +8,7 @@ payload's setting and the SSB-SUMMARY key that echoes it. ``flag`` is the payloa
 of a bool turns it away from its default (``--no-upscale``). LR&FS's and HR&VS's batch sizes
 are two options of one flag, ``--batch-size``: a run trains one variant.
 """
+import functools
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -158,6 +159,7 @@ def of_run(variant=None, to_accuracy=False):
             and (to_accuracy or not o.to_accuracy)]
 
 
+@functools.lru_cache(maxsize=None)        # the table is fixed: read for every run of a history
 def workload_fields(variant=None, to_accuracy=False):
     """The test variables that define the work behind a result of ``variant``, or of the gap's
     pair of runs (None: both variants' options): the dataset (filled in by the tests from the

@@ -65,6 +65,17 @@ class Perf(Mapping):
     def __len__(self):
         return len(self.layout[0])
 
+    def __eq__(self, other):
+        if isinstance(other, Perf) and other.layout is self.layout:   # one read: one layout
+            return self.values == other.values
+        return Mapping.__eq__(self, other)
+
+    __hash__ = None
+
+    def numbers(self):
+        """The values alone, in the layout's order."""
+        return self.values
+
 
 class Packer:
     """Packs the runs of one read, sharing what repeats between them."""
@@ -104,7 +115,7 @@ class Packer:
         if layout is None:
             layout = self.layouts[(names, units)] = ({n: i for i, n in enumerate(names)},
                                                      units)
-        return Perf(layout, array('d', values))
+        return Perf(layout, values if isinstance(values, array) else array('d', values))
 
     def logged_refs(self, key, make):
         """The logged references of texts ``key``, ``make()`` the first time."""

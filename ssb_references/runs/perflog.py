@@ -10,8 +10,7 @@ import datetime
 import glob
 import math
 import os
-
-import numpy as np
+from array import array
 
 from ssb_common import safefiles
 
@@ -107,6 +106,9 @@ class _Layout:
         self.names = tuple(header[i] for i in keep)
         self.keep = compact._getter(keep)
         self.values = compact._getter([i for _, i, _, _ in self.perf])
+        self.units = compact._getter([unit for _, _, unit, _ in self.perf])
+        self.perf_names = tuple(var for var, _, _, _ in self.perf)
+        self.ref_at = {var: refs for var, _, _, refs in self.perf}
         self.ref_texts = compact._getter([j for *_, refs in self.perf for j in refs
                                           if j is not None])
         self.unix, self.iso, self.case = (at.get(n) for n in ('job_completion_time_unix',
@@ -115,27 +117,32 @@ class _Layout:
 
 def _run(layout, fields, source, test, packer):
     texts = layout.keep(fields)
+    units = layout.units(fields)
     try:                                  # all numbers (the usual case): parsed in one go
-        values = np.array(layout.values(fields), dtype=float).tolist()
+        values = array('d', map(float, layout.values(fields)))
     except ValueError:                    # a 'None', an empty field: one at a time
         values = [_float(fields[i]) for _, i, _, _ in layout.perf]
-    measured = [(var, value, fields[unit], refs) for (var, _, unit, refs), value
-                in zip(layout.perf, values) if value is not None and math.isfinite(value)]
+    if isinstance(values, array) and math.isfinite(sum(values)):    # every value measured
+        names = layout.perf_names
+    else:                                 # only the measured ones count
+        kept = [k for k, v in enumerate(values) if v is not None and math.isfinite(v)]
+        names = tuple(layout.perf_names[k] for k in kept)
+        units = tuple(units[k] for k in kept)
+        values = array('d', (values[k] for k in kept))
     unix = _float(fields[layout.unix]) if layout.unix is not None else None
     time = unix if unix is not None else _time(
         {'job_completion_time': fields[layout.iso] if layout.iso is not None else None})
     if time is None:
         raise PerflogError('a record without a job completion time')
-    names = tuple(m[0] for m in measured)
     refs = packer.logged_refs((id(layout), names, layout.ref_texts(fields)), lambda: {
-        var: tuple(None if j is None else _float(fields[j]) for j in ref_at)
-        for var, _, _, ref_at in measured})
+        var: tuple(None if j is None else _float(fields[j]) for j in layout.ref_at[var])
+        for var in names})
     run_fields = packer.fields(layout.names, texts,
                                fields[layout.case] if layout.case is not None else None)
     system, partition = run_fields.get('system'), run_fields.get('partition')
     return Run(system=system, partition=f'{system}:{partition}', test=test, fields=run_fields,
-               perf=packer.perf(names, [m[1] for m in measured], tuple(m[2] for m in measured)),
-               time=time, source=source, logged_refs=refs)
+               perf=packer.perf(names, values, units), time=time, source=source,
+               logged_refs=refs)
 
 
 def read(paths, test=TEST_NAME):

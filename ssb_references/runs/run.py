@@ -100,7 +100,7 @@ class Run:
         """The test variables that define the run's work (those it logged: an older payload's
         runs lack the newer ones)."""
         names = workload_fields(self.variant, to_accuracy=self.test == 'TimeToAccuracy')
-        return {n: self.fields[n] for n in names if self.fields.get(n) is not None}
+        return {n: value for n in names if (value := self.fields.get(n)) is not None}
 
     @property
     def when(self):
