@@ -74,17 +74,6 @@ def test_hrvs_keeps_shapes_and_retraces_per_shape(tiny_dataset):
     assert summary['first_epoch_overhead_s'] > 0
 
 
-@pytest.mark.parametrize('batching', ['padded', 'bucketed'])
-def test_hrvs_batching_strategies(tiny_dataset, batching):
-    epochs, summary = train(tiny_dataset, '--variant', 'hrvs', '--epochs', '2',
-                            '--pixel-budget', '4k', '--batch-size', '4',
-                            '--hrvs-batching', batching)
-    assert epochs[0]['images'] == 29
-    assert 0 < summary['padded_fraction'] < 1
-    if batching == 'bucketed':
-        assert summary['distinct_shapes'] < 20
-
-
 def test_reduced_retracing_bounds_graphs(tiny_dataset):
     _, summary = train(tiny_dataset, '--variant', 'hrvs', '--epochs', '2',
                        '--pixel-budget', '4k', '--retracing', 'reduced')
