@@ -2,27 +2,15 @@
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO, image_path, make_dataset, make_quirky_root, payload_error, run_payload
+from conftest import (HRVS_RUN, LRFS_RUN, REPO, image_path, make_dataset, make_quirky_root,
+                      payload_error, payload_records, run_payload, train)
 from payload import PAYLOAD_VERSION
-
-
-def records(proc, tag):
-    return [json.loads(line.split(' ', 1)[1]) for line in proc.stdout.splitlines()
-            if line.startswith(tag + ' ')]
-
-
-def train(data_dir, *args):
-    proc = run_payload('--data-dir', data_dir, *args)
-    assert proc.returncode == 0, proc.stderr
-    epochs, (summary,) = records(proc, 'SSB-EPOCH'), records(proc, 'SSB-SUMMARY')
-    return epochs, summary
 
 
 EPOCH_FIELDS = {'epoch', 'seconds', 'images', 'pixels', 'images_per_s', 'mpx_per_s', 'loss',
@@ -34,30 +22,6 @@ SUMMARY_FIELDS = {'steady_epoch_s', 'first_epoch_s', 'first_epoch_overhead_s', '
                   'batch_size', 'dataset', 'device_memory', 'input_images_per_s', 'input_bound',
                   'mean_pixels_per_image', 'max_pixels_per_image', 'images_left_out',
                   'stage_s', 'stage_gb_per_s', 'prepare_s', 'prepare_images_per_s'}
-
-
-# One run of each variant from the files, shared by the tests that read it (each payload run
-# starts TensorFlow: several seconds). HR&VS's data lie under a path with spaces.
-LRFS_RUN = ['--variant', 'lrfs', '--epochs', '3', '--batch-size', '8', '--image-size', '64',
-            '--crop-size', '56']
-HRVS_RUN = ['--variant', 'hrvs', '--epochs', '2', '--pixel-budget', '8k']
-
-
-@pytest.fixture(scope='module')
-def lrfs_run(tiny_dataset):
-    return train(tiny_dataset, *LRFS_RUN)
-
-
-@pytest.fixture(scope='module')
-def spaced_dataset(tiny_dataset, tmp_path_factory):
-    spaced = tmp_path_factory.mktemp('spaced') / 'my data dir' / 'MAMe copy'
-    shutil.copytree(tiny_dataset, spaced)
-    return spaced
-
-
-@pytest.fixture(scope='module')
-def hrvs_run(spaced_dataset):
-    return train(spaced_dataset, *HRVS_RUN)
 
 
 def test_lrfs_run_reports_every_field(lrfs_run):
@@ -152,7 +116,7 @@ def test_image_too_large_for_memory_limit_names_its_shape(tiny_dataset):
     line = payload_error(proc)
     assert 'over the memory limit of 0.00 GiB' in line
     assert line.startswith("error: image '") and ' px, trained as ' in line
-    assert not records(proc, 'SSB-EPOCH')                # refused before any training
+    assert not payload_records(proc, 'SSB-EPOCH')                # refused before any training
 
 
 def test_hrvs_resizes_every_image_to_the_budget(hrvs_run, spaced_dataset):
