@@ -1,4 +1,5 @@
 import itertools
+import json
 import logging
 import os
 import pathlib
@@ -89,6 +90,43 @@ def tiny_dataset(tmp_path_factory):
 def run_payload(*args, timeout=600):
     return subprocess.run([sys.executable, '-m', 'payload', *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, cwd=REPO)
+
+
+def payload_records(proc, tag):
+    return [json.loads(line.split(' ', 1)[1]) for line in proc.stdout.splitlines()
+            if line.startswith(tag + ' ')]
+
+
+def train(data_dir, *args):
+    """(epoch records, summary) of a payload run that must succeed."""
+    proc = run_payload('--data-dir', data_dir, *args)
+    assert proc.returncode == 0, proc.stderr
+    epochs, (summary,) = payload_records(proc, 'SSB-EPOCH'), payload_records(proc, 'SSB-SUMMARY')
+    return epochs, summary
+
+
+# One run of each variant from the files, shared by the tests that read it (each payload run
+# starts TensorFlow: several seconds). HR&VS's data lie under a path with spaces.
+LRFS_RUN = ['--variant', 'lrfs', '--epochs', '3', '--batch-size', '8', '--image-size', '64',
+            '--crop-size', '56']
+HRVS_RUN = ['--variant', 'hrvs', '--epochs', '2', '--pixel-budget', '8k']
+
+
+@pytest.fixture(scope='session')
+def lrfs_run(tiny_dataset):
+    return train(tiny_dataset, *LRFS_RUN)
+
+
+@pytest.fixture(scope='session')
+def spaced_dataset(tiny_dataset, tmp_path_factory):
+    spaced = tmp_path_factory.mktemp('spaced') / 'my data dir' / 'MAMe copy'
+    shutil.copytree(tiny_dataset, spaced)
+    return spaced
+
+
+@pytest.fixture(scope='session')
+def hrvs_run(spaced_dataset):
+    return train(spaced_dataset, *HRVS_RUN)
 
 
 def payload_error(proc):

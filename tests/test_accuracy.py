@@ -1,8 +1,7 @@
 """Validation and time to accuracy in the payload: real training on learnable synthetic data."""
 import pytest
 
-from conftest import make_dataset, payload_error, run_payload
-from test_payload import records, train
+from conftest import make_dataset, payload_error, payload_records as records, run_payload, train
 
 SMALL = ['--variant', 'lrfs', '--batch-size', '8', '--image-size', '64', '--crop-size', '56',
          '--progress-seconds', '0', '--input-probe-seconds', '0']
@@ -61,8 +60,8 @@ def test_validate_alone_runs_every_epoch(learnable):
     assert summary['val_traced_graphs'] == 1       # fixed shape, one full batch
 
 
-def test_no_validation_by_default(learnable):
-    epochs, summary = train(learnable, *SMALL, '--epochs', '2')
+def test_no_validation_by_default(lrfs_run):
+    epochs, summary = lrfs_run                  # the payload tests' run, without --validate
     assert 'val_accuracy' not in epochs[0] and summary['validate'] is False
     assert summary['val_accuracy'] is None and summary['target_reached'] is False
 

@@ -156,15 +156,11 @@ SUMMARY_KEYS = frozenset([o.name for o in OPTIONS if o.echoed] + list(PAYLOAD_SE
 ])
 
 
-def test_the_summary_keys_are_the_contract(tiny_dataset):
+def test_the_summary_keys_are_the_contract(lrfs_run, hrvs_run):
     """The payload's SSB-SUMMARY holds exactly the contract's keys (both variants: each echoes
-    its own settings and None for the other's), and every variable read from it exists."""
-    from conftest import run_payload
-    from test_step import summary_of
-    common = ['--data-dir', tiny_dataset, '--epochs', '2', '--input-probe-seconds', '0']
-    lrfs = summary_of(run_payload('--variant', 'lrfs', '--batch-size', '8', '--image-size', '64',
-                                  '--crop-size', '56', *common))
-    hrvs = summary_of(run_payload('--variant', 'hrvs', '--pixel-budget', '8k', *common))
+    its own settings and None for the other's), and every variable read from it exists.
+    The runs are the payload tests' (conftest.py)."""
+    (_, lrfs), (_, hrvs) = lrfs_run, hrvs_run
     for summary in (lrfs, hrvs):
         assert set(summary) == SUMMARY_KEYS, set(summary) ^ SUMMARY_KEYS
     assert (lrfs['crop_size'], lrfs['pixel_budget'], hrvs['crop_size']) == (56, None, None)

@@ -2,27 +2,15 @@
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO, image_path, make_dataset, make_quirky_root, payload_error, run_payload
+from conftest import (HRVS_RUN, LRFS_RUN, REPO, image_path, make_dataset, make_quirky_root,
+                      payload_error, payload_records, run_payload, train)
 from payload import PAYLOAD_VERSION
-
-
-def records(proc, tag):
-    return [json.loads(line.split(' ', 1)[1]) for line in proc.stdout.splitlines()
-            if line.startswith(tag + ' ')]
-
-
-def train(data_dir, *args):
-    proc = run_payload('--data-dir', data_dir, *args)
-    assert proc.returncode == 0, proc.stderr
-    epochs, (summary,) = records(proc, 'SSB-EPOCH'), records(proc, 'SSB-SUMMARY')
-    return epochs, summary
 
 
 EPOCH_FIELDS = {'epoch', 'seconds', 'images', 'pixels', 'images_per_s', 'mpx_per_s', 'loss',
@@ -36,9 +24,8 @@ SUMMARY_FIELDS = {'steady_epoch_s', 'first_epoch_s', 'first_epoch_overhead_s', '
                   'stage_s', 'stage_gb_per_s', 'prepare_s', 'prepare_images_per_s'}
 
 
-def test_lrfs_run_reports_every_field(tiny_dataset):
-    epochs, summary = train(tiny_dataset, '--variant', 'lrfs', '--epochs', '3',
-                            '--batch-size', '8', '--image-size', '64', '--crop-size', '56')
+def test_lrfs_run_reports_every_field(lrfs_run):
+    epochs, summary = lrfs_run
     assert [e['epoch'] for e in epochs] == [1, 2, 3]
     for e in epochs:
         assert EPOCH_FIELDS <= set(e)
@@ -63,26 +50,14 @@ def test_lrfs_run_reports_every_field(tiny_dataset):
     assert re.fullmatch(r'\d+\.\d+\.\d+\S*', summary['versions']['tensorflow'])
 
 
-def test_hrvs_keeps_shapes_and_retraces_per_shape(tiny_dataset):
-    epochs, summary = train(tiny_dataset, '--variant', 'hrvs', '--epochs', '2',
-                            '--pixel-budget', '4k')
+def test_hrvs_keeps_shapes_and_retraces_per_shape(hrvs_run):
+    epochs, summary = hrvs_run
     assert summary['batch_size'] == 1
     assert summary['distinct_shapes'] > 20             # shapes kept, not resized to one
     assert summary['traced_graphs'] == summary['distinct_shapes']
     assert epochs[0]['traces'] == summary['traced_graphs'] and epochs[1]['traces'] == 0
-    assert epochs[0]['pixels'] <= 29 * 4000
+    assert epochs[0]['pixels'] <= 29 * 8000
     assert summary['first_epoch_overhead_s'] > 0
-
-
-@pytest.mark.parametrize('batching', ['padded', 'bucketed'])
-def test_hrvs_batching_strategies(tiny_dataset, batching):
-    epochs, summary = train(tiny_dataset, '--variant', 'hrvs', '--epochs', '2',
-                            '--pixel-budget', '4k', '--batch-size', '4',
-                            '--hrvs-batching', batching)
-    assert epochs[0]['images'] == 29
-    assert 0 < summary['padded_fraction'] < 1
-    if batching == 'bucketed':
-        assert summary['distinct_shapes'] < 20
 
 
 def test_reduced_retracing_bounds_graphs(tiny_dataset):
@@ -98,11 +73,9 @@ def test_loss_falls(tmp_path):
     assert epochs[-1]['loss'] < 0.9 * epochs[0]['loss']
 
 
-def test_data_path_with_spaces(tiny_dataset, tmp_path):
-    spaced = tmp_path / 'my data dir' / 'MAMe copy'
-    shutil.copytree(tiny_dataset, spaced)
-    _, summary = train(spaced, '--variant', 'hrvs', '--epochs', '2', '--pixel-budget', '2k')
-    assert summary['dataset'] == str(spaced)
+def test_data_path_with_spaces(hrvs_run, spaced_dataset):
+    _, summary = hrvs_run
+    assert summary['dataset'] == str(spaced_dataset)
 
 
 @pytest.mark.parametrize('args, message', [
@@ -143,15 +116,14 @@ def test_image_too_large_for_memory_limit_names_its_shape(tiny_dataset):
     line = payload_error(proc)
     assert 'over the memory limit of 0.00 GiB' in line
     assert line.startswith("error: image '") and ' px, trained as ' in line
-    assert not records(proc, 'SSB-EPOCH')                # refused before any training
+    assert not payload_records(proc, 'SSB-EPOCH')                # refused before any training
 
 
-def test_hrvs_resizes_every_image_to_the_budget(tiny_dataset):
-    _, summary = train(tiny_dataset, '--variant', 'hrvs', '--epochs', '2', '--pixel-budget', '8k')
+def test_hrvs_resizes_every_image_to_the_budget(hrvs_run, spaced_dataset):
+    _, summary = hrvs_run
     assert 0.97 * 8000 < summary['mean_pixels_per_image'] <= summary['max_pixels_per_image'] <= 8000
     assert summary['upscale'] is True
-    _, native = train(tiny_dataset, '--variant', 'hrvs', '--epochs', '2', '--pixel-budget',
-                      '8k', '--no-upscale')
+    _, native = train(spaced_dataset, *HRVS_RUN, '--no-upscale')
     assert native['mean_pixels_per_image'] < summary['mean_pixels_per_image']
 
 
@@ -165,16 +137,13 @@ def test_trains_on_the_published_quirks(tmp_path):
     assert epochs[0]['images'] == 3
 
 
-@pytest.mark.parametrize('variant, args', [
-    ('hrvs', ['--pixel-budget', '8k']),
-    ('lrfs', ['--batch-size', '8', '--image-size', '64', '--crop-size', '56']),
-])
-def test_prepared_and_staged_input_trains_like_the_files(tiny_dataset, tmp_path, variant, args):
-    base = ['--variant', variant, '--epochs', '2', *args]
-    epochs, files = train(tiny_dataset, *base)
+@pytest.mark.parametrize('run', ['hrvs_run', 'lrfs_run'])
+def test_prepared_and_staged_input_trains_like_the_files(request, tmp_path, run):
+    epochs, files = request.getfixturevalue(run)        # the same run from the files
+    args = HRVS_RUN if run == 'hrvs_run' else LRFS_RUN
     scratch = tmp_path / 'local'
     scratch.mkdir()
-    epochs_p, prepared = train(tiny_dataset, *base, '--prepare', '--stage-dir', scratch)
+    epochs_p, prepared = train(files['dataset'], *args, '--prepare', '--stage-dir', scratch)
     assert prepared['data_format'] == 'prepared'
     assert prepared['stage_s'] > 0 and prepared['stage_bytes'] > 0
     assert prepared['prepare_s'] > 0 and prepared['prepare_images_per_s'] > 0

@@ -139,21 +139,11 @@ def test_image_over_memory_limit_fails_with_its_shape(tmp_path):
     assert ' px, trained as ' in reason
 
 
-def test_data_path_with_spaces_runs(tmp_path, broken_dataset):
-    spaced = tmp_path / 'data with spaces' / 'mame'
-    make_dataset(spaced)
-    proc = run_reframe('-r', '-n', 'TrainingTest.*variant=hrvs', '-S', f'data_dir={spaced}',
-                       cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    (perflog,) = glob.glob(os.path.join(tmp_path, 'perflogs', '*', '*', 'TrainingTest.log'))
-    (record,) = read_perflog(perflog)
-    assert record['dataset'] == str(spaced) and record['result'] == 'pass'
-
-
-def test_published_quirks_prepared_and_staged(tmp_path):
-    """The published metadata's quirks (a 179.6 Mpx image among them) through ReFrame,
-    staged to a local directory and prepared at training resolution, each timed."""
-    root = make_quirky_root(tmp_path / 'mame')
+def test_published_quirks_prepared_and_staged_from_a_path_with_spaces(tmp_path):
+    """The published metadata's quirks (a 179.6 Mpx image among them) through ReFrame, from
+    a path with spaces, staged to a local directory and prepared at training resolution,
+    each timed."""
+    root = make_quirky_root(tmp_path / 'data with spaces' / 'mame')
     scratch = tmp_path / 'scratch'
     scratch.mkdir()
     proc = run_reframe('-r', '-n', 'TrainingTest.*variant=hrvs', '-S', f'data_dir={root}',
@@ -163,6 +153,7 @@ def test_published_quirks_prepared_and_staged(tmp_path):
     (perflog,) = glob.glob(os.path.join(tmp_path, 'perflogs', '*', '*', 'TrainingTest.log'))
     (record,) = read_perflog(perflog)
     assert record['result'] == 'pass' and record['prepare'] == 'true'
+    assert record['dataset'] == root
     for var, unit in (('stage_time', 's'), ('stage_bandwidth', 'GB/s'), ('prepare_time', 's'),
                       ('prepare_throughput', 'img/s')):
         assert float(record[f'{var}_value']) > 0 and record[f'{var}_unit'] == unit

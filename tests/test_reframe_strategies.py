@@ -1,6 +1,8 @@
 """End to end on generic: the three HR&VS batching strategies side by side, read from a
 packed HDF5 file: ``reframe -P hrvs_batching=padded,bucketed`` at batch 4, then ``single``
-(batch 1 by definition: a batch size for it is refused at set-up)."""
+(batch 1 by definition: a batch size for it is refused at set-up). The payload's own
+batching checks are made here, on the runs ReFrame starts (its sanity check counts the
+29 images each epoch trained)."""
 import glob
 import os
 
@@ -47,6 +49,7 @@ def test_each_strategy_reports_its_costs(strategies_run):
     assert single['batch_size'] == '1'                  # single is batch 1 by definition
     assert padded['batch_size'] == bucketed['batch_size'] == '4'
     assert value(single, 'padded_fraction') == 0
-    assert value(padded, 'padded_fraction') > 0 and value(bucketed, 'padded_fraction') > 0
+    for batched in (padded, bucketed):      # some pixels of a batch are padding, not all
+        assert 0 < value(batched, 'padded_fraction') < 1
     assert value(single, 'distinct_shapes') > 20        # one shape per image
-    assert value(bucketed, 'distinct_shapes') < value(single, 'distinct_shapes')
+    assert value(bucketed, 'distinct_shapes') < 20      # a few buckets
