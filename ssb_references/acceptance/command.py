@@ -27,7 +27,7 @@ from ssb_references.dashboard import build as dashboard
 from ssb_references.judge import acceptance_judge, drift, drift_family
 from ssb_references.reffile import reffile
 from ssb_references.report import charts, report
-from ssb_references.runs import records, resultsdb
+from ssb_references.runs import resultsdb, sources
 from ssb_references.runs.run import TESTS, index_attrs
 
 WEBHOOK_ENV = 'SSB_ACCEPTANCE_WEBHOOK_URL'
@@ -215,12 +215,12 @@ def run(args, extra):
 
 
 def stored_runs(db, system):
-    """The system's stored runs, read once and checked (runs/records.py): the verdicts, the
+    """The system's stored runs, read once and checked (runs/sources.py): the verdicts, the
     report, the change points and the dashboard all count the same runs."""
     if not system:
         return []
     try:
-        return records.checked([r for r in resultsdb.read(db, TESTS) if r.system == system])
+        return sources.usable([r for r in resultsdb.read(db, TESTS) if r.system == system])
     except resultsdb.ResultsDBError as err:
         raise Failure(str(err)) from None
 
