@@ -8,8 +8,8 @@
   (``-S timing_lock=false``) alternate with the locked ones: the noise the lock removes.
 - acceptance: ``ssb-acceptance`` sessions on the builtin generic system: ``--history``
   unchanged sessions (the first 3 have no history to be judged against: exit 3, NOTHING
-  JUDGED, counted as such), then ``--pinned`` sessions pinned to one core with ``taskset -c 0`` (a
-  real slowdown: the throughput must be flagged, exit 1), then ``--quiet`` more unchanged
+  JUDGED, listed as such), then ``--pinned`` sessions pinned to one core with ``taskset -c
+  0`` (a real slowdown: the throughput must be flagged, exit 1), then ``--quiet`` more unchanged
   ones (each value judged against the history, the slow session in it: every flag is a false
   alarm, and each must exit 0). Then the rule's
   false-alarm rate on this stored history, leave-one-out: each value of each unchanged

@@ -2,7 +2,7 @@
 
 It runs ReFrame's acceptance mode with results storage on, judges the session against the
 references (ReFrame enforces them; improvements are found here) or, with ``--baseline``,
-against a stored session, compares it with the previous stored session through ReFrame's
+against a stored session, compares it with the previous session it judged through ReFrame's
 ``--performance-compare``, and writes a dated report directory with a one-screen summary.
 
 Exit status: 0 nothing regressed; 1 performance drift; 2 tests failed to run (or this

@@ -42,8 +42,10 @@ def previous_session(db, uuid, judged):
     except resultsdb.ResultsDBError:
         return None, []
     earlier = uuids[:uuids.index(uuid)] if uuid in uuids else uuids
-    at = next((i for i in range(len(earlier) - 1, -1, -1) if earlier[i] in judged), -1)
-    return (earlier[at] if at >= 0 else None), earlier[at + 1:]
+    never = []
+    while earlier and earlier[-1] not in judged:
+        never.insert(0, earlier.pop())
+    return (earlier[-1] if earlier else None), never
 
 
 def never_judged_notes(sessions, reports_dir):
