@@ -7,8 +7,9 @@
   its interval, and their spread. With ``--unlocked N``, N more runs with the timing lock off
   (``-S timing_lock=false``) alternate with the locked ones: the noise the lock removes.
 - acceptance: ``ssb-acceptance`` sessions on the builtin generic system: ``--history``
-  unchanged sessions, then ``--pinned`` sessions pinned to one core with ``taskset -c 0`` (a
-  real slowdown: the throughput must be flagged, exit 1), then ``--quiet`` more unchanged
+  unchanged sessions (the first 3 have no history to be judged against: exit 3, NOTHING
+  JUDGED, listed as such), then ``--pinned`` sessions pinned to one core with ``taskset -c
+  0`` (a real slowdown: the throughput must be flagged, exit 1), then ``--quiet`` more unchanged
   ones (each value judged against the history, the slow session in it: every flag is a false
   alarm, and each must exit 0). Then the rule's
   false-alarm rate on this stored history, leave-one-out: each value of each unchanged
@@ -161,7 +162,7 @@ def acceptance(args, extra):
     lines = ['| session | kind | exit | values judged against history | regressed | improved |'
              ' throughput verdicts | flagged |', '|---|---|---|---|---|---|---|---|']
     tally = {'unchanged': [0, 0], 'one core': [0, 0]}     # [flagged values, judged values]
-    pinned_text, unchanged = '', set()
+    pinned_text, unchanged, nothing_judged, wrong_status = '', set(), [], []
     try:
         for n, kind in enumerate(plan, 1):
             status, summary = acceptance_session(out, db, kind == 'one core', extra,
@@ -170,6 +171,10 @@ def acceptance(args, extra):
                 unchanged.add(summary['session'])
             judged = int(summary['notes'][0].split()[0]) if summary['notes'] else 0
             flagged = summary['regressed'] + summary['improved']
+            if status == 3:
+                nothing_judged.append(n)
+            if (status == 3) != (judged == 0):       # 3 exactly when no value was judged
+                wrong_status.append(f'session {n}: exit {status}, {judged} values judged')
             throughput = [f'{i["variable"]} {i["change_pct"]:+.0f}%' for i in summary['regressed']
                           if i['variable'] in ('throughput', 'pixel_throughput')]
             if kind == 'one core':
@@ -198,6 +203,10 @@ def acceptance(args, extra):
     lines.append(f'- leave-one-out over the {len(unchanged)} unchanged sessions: {loo_flagged} '
                  f'of {loo_judged} values flagged ({loo_flagged / max(loo_judged, 1):.1%}; '
                  f'confidence {args.confidence:g})')
+    lines.append(f'- sessions that judged nothing (exit 3, NOTHING JUDGED: fewer than '
+                 f'{drift.MIN_HISTORY} earlier sessions, no references): '
+                 f'{", ".join(map(str, nothing_judged)) or "none"}' +
+                 (f'; WRONG exit status: {"; ".join(wrong_status)}' if wrong_status else ''))
     caught = tally['one core'][2:]
     lines.append(f'- one-core sessions: throughput flagged as regressed in {sum(caught)} of '
                  f'{len(caught)}')

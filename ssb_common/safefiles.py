@@ -39,12 +39,16 @@ def kind(mode):
     return next((text for test, text in _KINDS if test(mode)), 'not a regular file')
 
 
-def open_regular(path, mode='r', **kwargs):
+def open_regular(path, mode='r', follow=True, **kwargs):
     """``open(path, mode)`` for reading, refusing anything but a regular file, before a
-    single byte is read (links are followed: a link to a regular file is one)."""
+    single byte is read (links are followed, a link to a regular file being one, unless
+    ``follow`` is false: then a link is refused too)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, flags)
     except OSError as err:
+        if err.errno == errno.ELOOP and not follow:
+            raise NotRegularFile(f'{path} is a symbolic link: refusing to follow it') from None
         if err.errno != errno.ENXIO:              # ENXIO: opening a socket
             raise
         raise NotRegularFile(f'{path} is {kind(os.stat(path).st_mode)}, not a regular file: '

@@ -2,6 +2,7 @@
 names: a comparison ReFrame really printed, of two sessions it really stored."""
 import csv
 import io
+import json
 import os
 import re
 import subprocess
@@ -51,8 +52,8 @@ def compared(tmp_path_factory):
     uuids = []
     for steady in (1.0, 2.0):
         proc = subprocess.run([REFRAME, '-c', tmp / 'check.py', '-r', '-S', f'steady={steady}',
-                               '--prefix', tmp / 'rfm'], capture_output=True, text=True,
-                              env=env, cwd=tmp)
+                               '--prefix', tmp / 'rfm', '--report-file', tmp / 'report.json'],
+                              capture_output=True, text=True, env=env, cwd=tmp)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         uuids += re.findall(r'Current session stored with UUID: (\S+)', proc.stdout)
     base, new = uuids
@@ -60,6 +61,14 @@ def compared(tmp_path_factory):
     text = acceptance.performance_compare(args, env, base, new, str(tmp))
     assert text, 'ReFrame printed no comparison'
     return text, str(tmp / 'results.db'), uuids
+
+
+@pytest.fixture(scope='module')
+def new_session(compared):
+    """ReFrame's JSON report of the second (new) session."""
+    _, db, _ = compared
+    with open(os.path.join(os.path.dirname(db), 'report.json')) as f:
+        return json.load(f)
 
 
 def reordered(text, drop=None):
@@ -102,9 +111,44 @@ def test_output_that_is_no_comparison_is_refused_and_none_is_nothing():
     assert acceptance_judge.compare_rows('') == []
 
 
-def test_the_previous_session_is_the_one_stored_before(compared):
+def test_the_previous_session_is_the_newest_judged_one_stored_before(compared):
     _, db, (base, new) = compared
     assert resultsdb.session_uuids(db) == [base, new]
-    assert acceptance_judge.previous_session(db, new) == base
-    assert acceptance_judge.previous_session(db, base) is None
-    assert acceptance_judge.previous_session(db, 'not-stored') == new
+    previous = acceptance_judge.previous_session
+    assert previous(db, new, {base}) == (base, [])
+    assert previous(db, base, {base, new}) == (None, [])
+    assert previous(db, 'not-stored', {base, new}) == (new, [])
+    # A stored session nobody judged (a run killed after ReFrame stored it, a plain reframe
+    # run into the same database) is skipped over and named, never compared against.
+    assert previous(db, 'not-stored', {base}) == (base, [new])
+    assert previous(db, new, set()) == (None, [base])
+    (note,) = acceptance_judge.never_judged_notes([base], '/out/reports')
+    assert note == (f'session {base} in the database was never judged by ssb-acceptance here '
+                    f'(no report under /out/reports): not used as the previous session')
+    many = acceptance_judge.never_judged_notes([str(i) for i in range(11)], 'R')
+    assert len(many) == 9 and many[0].startswith('session 3 ') and \
+        many[-1] == '... and 3 earlier stored session(s) never judged here either'
+
+
+def test_a_session_with_nothing_to_judge_it_against_exits_3(compared, new_session):
+    """Nothing regressed and nothing had a basis: NOTHING JUDGED, exit 3, not PASSED."""
+    text, _, (base, _) = compared
+    first = acceptance_judge.judge(new_session, '', None, None, 'refs.yaml', verdicts=[],
+                                   confidence=0.99)
+    assert (first['exit_status'], first['verdict']) == (3, 'NOTHING JUDGED')
+    assert 'no history and no references apply (refs.yaml)' in first['notes'][1]
+    assert acceptance_judge.render(first).startswith(
+        'size-shape-bench acceptance on generic: NOTHING JUDGED (exit 3)')
+    # --baseline: ReFrame found nothing to compare, then it did (and the time doubled).
+    nothing = acceptance_judge.judge(new_session, '', base, None, None)
+    assert nothing['exit_status'] == 3 and nothing['notes'] == [
+        f'ReFrame found nothing to compare with session {base}']
+    assert acceptance_judge.judge(new_session, text, base, None, None)['exit_status'] == 1
+
+
+def test_failed_tests_win_over_nothing_judged(new_session):
+    broken = json.loads(json.dumps(new_session))
+    (tc,) = broken['runs'][-1]['testcases']
+    tc.update(result='fail', fail_phase='sanity', fail_reason='sanity error: no output')
+    summary = acceptance_judge.judge(broken, '', None, None, 'refs.yaml', [], 0.99)
+    assert (summary['exit_status'], summary['verdict']) == (2, 'TESTS FAILED TO RUN')

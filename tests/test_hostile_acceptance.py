@@ -1,6 +1,7 @@
 """ssb-acceptance against a hostile --out and webhook: planted links are never followed,
 a bad URL is refused before the run, the Authorization header stays with its host."""
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import threading
 import pytest
 from conftest import REPO
 
-from ssb_references.acceptance import webhook
+from ssb_references.acceptance import outdir, webhook
 
 SSB_ACCEPTANCE = os.path.join(os.path.dirname(sys.executable), 'ssb-acceptance')
 
@@ -54,6 +55,34 @@ def test_a_link_planted_as_a_directory_is_not_followed(tmp_path, name):
     line = error_line(acceptance('--out', out, '--dry-run'))
     assert line.endswith(f'{out}/{name} is a symbolic link: refusing to follow it (remove it)')
     assert os.listdir(elsewhere) == []
+
+
+def test_only_the_regular_summaries_of_published_reports_say_what_was_judged(tmp_path, capsys):
+    """The sessions judged under --out (the previous session is one of them) come from each
+    report's summary.json: no link followed, no FIFO read, a malformed one left out."""
+    reports, elsewhere = tmp_path / 'out' / 'reports', tmp_path / 'elsewhere'
+    elsewhere.mkdir()
+    (elsewhere / 'summary.json').write_text(json.dumps({'session': 'planted'}))
+
+    def report(stamp, text=None):
+        (reports / stamp).mkdir(parents=True)
+        if text is not None:
+            (reports / stamp / 'summary.json').write_text(text)
+        return reports / stamp / 'summary.json'
+    report('20270101T000000Z', json.dumps({'session': 'judged'}))
+    report('.incomplete-20270102T000000Z-x', json.dumps({'session': 'killed'}))
+    report('20270103T000000Z', json.dumps({'session': None}))   # ReFrame stored no session
+    report('20270104T000000Z', '{"session": "tor')
+    report('20270105T000000Z', '["session"]')
+    report('20270106T000000Z')
+    report('20270107T000000Z').symlink_to(elsewhere / 'summary.json')
+    os.mkfifo(report('20270108T000000Z'))
+    (reports / '20270109T000000Z').symlink_to(elsewhere)
+    assert outdir.judged_sessions(tmp_path / 'out') == {'judged'}
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (f'warning: 6 report(s) under {reports} without a readable summary.json '
+                    f'(e.g. {reports}/20270104T000000Z/summary.json): their sessions count as '
+                    f'never judged here')
 
 
 def test_an_out_everyone_may_write_to_is_refused(tmp_path):

@@ -2,11 +2,12 @@
 
 It runs ReFrame's acceptance mode with results storage on, judges the session against the
 references (ReFrame enforces them; improvements are found here) or, with ``--baseline``,
-against a stored session, compares it with the previous stored session through ReFrame's
+against a stored session, compares it with the previous session it judged through ReFrame's
 ``--performance-compare``, and writes a dated report directory with a one-screen summary.
 
 Exit status: 0 nothing regressed; 1 performance drift; 2 tests failed to run (or this
-command could not run them: another run holds the lock, ReFrame would not start, ...).
+command could not run them: another run holds the lock, ReFrame would not start, ...);
+3 nothing judged (no history and no references yet: a new system's first nights).
 """
 import argparse
 import json
@@ -27,7 +28,7 @@ from ssb_references.dashboard import build as dashboard
 from ssb_references.judge import acceptance_judge, drift, drift_family
 from ssb_references.reffile import reffile
 from ssb_references.report import charts, report
-from ssb_references.runs import records, resultsdb
+from ssb_references.runs import resultsdb, sources
 from ssb_references.runs.run import TESTS, index_attrs
 
 WEBHOOK_ENV = 'SSB_ACCEPTANCE_WEBHOOK_URL'
@@ -191,7 +192,8 @@ def run(args, extra):
             return acceptance_judge.dry_run_summary(session, status)
         db = results_db(args, env)
         uuid = session['session_info'].get('uuid')
-        previous = acceptance_judge.previous_session(db, uuid)
+        previous, never_judged = (None, []) if args.baseline else \
+            acceptance_judge.previous_session(db, uuid, outdir.judged_sessions(out))
         base = args.baseline or previous
         compare = performance_compare(args, env, base, uuid, workdir) if base and uuid else ''
         with open(os.path.join(partial, 'compare.csv'), 'w') as f:
@@ -200,9 +202,10 @@ def run(args, extra):
         refs_path = reffile.path_for(refs_dir, system or 'unknown')
         stored = stored_runs(db, system)
         verdicts = [] if args.baseline else session_verdicts(stored, uuid, refs_path, args)
-        summary = acceptance_judge.judge(session, compare, args.baseline, previous,
-                                         None if args.baseline else refs_path, verdicts,
-                                         args.confidence)
+        summary = acceptance_judge.judge(
+            session, compare, args.baseline, previous, None if args.baseline else refs_path,
+            verdicts, args.confidence, acceptance_judge.never_judged_notes(
+                never_judged, os.path.join(out, 'reports')))
         summary['report_dir'] = os.path.join(out, 'reports', stamp)
         write_report(stored, summary, partial, refs_dir, args.change_nights)
         write_dashboard(stored, db, summary, partial, refs_dir, args)
@@ -215,12 +218,12 @@ def run(args, extra):
 
 
 def stored_runs(db, system):
-    """The system's stored runs, read once and checked (runs/records.py): the verdicts, the
+    """The system's stored runs, read once and checked (runs/sources.py): the verdicts, the
     report, the change points and the dashboard all count the same runs."""
     if not system:
         return []
     try:
-        return records.checked([r for r in resultsdb.read(db, TESTS) if r.system == system])
+        return sources.usable([r for r in resultsdb.read(db, TESTS) if r.system == system])
     except resultsdb.ResultsDBError as err:
         raise Failure(str(err)) from None
 
@@ -282,6 +285,10 @@ def main(argv=None):
             child.Stopped) as err:
         # ValueError: a report file or database ReFrame left unreadable.
         print(f'ssb-acceptance: error: {err}', file=sys.stderr)
+        return acceptance_judge.NOT_RUN
+    except KeyboardInterrupt:       # SIGINT outside ReFrame's run (child.py has that one)
+        print('ssb-acceptance: error: stopped by SIGINT: no report published',
+              file=sys.stderr)
         return acceptance_judge.NOT_RUN
     print(acceptance_judge.render(summary), end='')
     if args.webhook and not args.dry_run:

@@ -3,10 +3,13 @@ is written in them, one run at a time (an exclusive lock that says who holds it)
 finished report published in one rename, with DIR/latest pointing at it."""
 import datetime
 import fcntl
+import json
 import os
 
 from ssb_common import safefiles
 from ssb_common.atomic import umask
+
+from ssb_references.runs import notices
 
 
 class OutDirError(Exception):
@@ -64,3 +67,31 @@ def publish(out, partial, stamp):
     os.symlink(os.path.relpath(final, out), link)
     os.replace(link, os.path.join(out, 'latest'))
     return final
+
+
+def judged_sessions(out):
+    """The sessions ssb-acceptance judged and published under ``out``: the ``session`` of each
+    DIR/reports/*/summary.json. Only regular files, no link followed (the directory is
+    shared); the unreadable ones are left out with one warning."""
+    reports = os.path.join(out, 'reports')
+    judged, bad = set(), []
+    with os.scandir(reports) as entries:
+        for entry in entries:
+            if entry.name.startswith('.'):           # an incomplete report, the lock
+                continue
+            path = os.path.join(reports, entry.name, 'summary.json')
+            try:
+                if not entry.is_dir(follow_symlinks=False):
+                    raise safefiles.NotRegularFile(f'{entry.path} is no report directory')
+                with safefiles.open_regular(path, follow=False) as f:
+                    session = json.load(f).get('session')
+                if session is not None and not isinstance(session, str):
+                    raise ValueError('not a session')
+                if session:                 # None: ReFrame stored no session that night
+                    judged.add(session)
+            except (OSError, ValueError, AttributeError):    # AttributeError: not a mapping
+                bad.append(path)
+    if bad:
+        notices.warn(f'{len(bad)} report(s) under {reports} without a readable summary.json '
+                     f'(e.g. {sorted(bad)[0]}): their sessions count as never judged here')
+    return judged

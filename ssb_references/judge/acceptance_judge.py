@@ -6,6 +6,9 @@ prediction interval at a stated confidence, and a practical floor), else against
 references, saying so. With ``--baseline``: each variable's change from one stored
 session's value, through ReFrame's ``--performance-compare``, beyond the variable's floor
 tolerance (ssb_contract/perf.py) on its worse side: one session, so no confidence is stated.
+
+Exit status: 2 tests failed to run, else 1 drift, else 3 nothing judged (no value had a
+history or a reference; with ``--baseline``: nothing compared), else 0 passed.
 """
 import csv
 import io
@@ -15,8 +18,9 @@ from ssb_references.judge import drift, drift_family, stats
 from ssb_references.reffile import reffile, rule
 from ssb_references.runs import resultsdb
 
-OK, DRIFT, NOT_RUN = 0, 1, 2
-VERDICTS = {OK: 'PASSED', DRIFT: 'PERFORMANCE DRIFT', NOT_RUN: 'TESTS FAILED TO RUN'}
+OK, DRIFT, NOT_RUN, NOTHING_JUDGED = 0, 1, 2, 3
+VERDICTS = {OK: 'PASSED', DRIFT: 'PERFORMANCE DRIFT', NOT_RUN: 'TESTS FAILED TO RUN',
+            NOTHING_JUDGED: 'NOTHING JUDGED'}
 SHOWN = 8             # items per list on the one screen; the rest are in summary.json
 
 
@@ -28,16 +32,29 @@ def system_of(session):
     return None
 
 
-def previous_session(db, uuid):
-    """The stored session before ``uuid`` (None when it is the first)."""
+def previous_session(db, uuid, judged):
+    """(the newest session stored before ``uuid`` that is in ``judged``, or None; the sessions
+    stored after that one and before ``uuid``, which are not). A session nobody judged (its
+    ssb-acceptance killed after ReFrame stored it, a plain reframe run into the same
+    database) is never the one a night is compared with."""
     try:
         uuids = resultsdb.session_uuids(db)
     except resultsdb.ResultsDBError:
-        return None
-    if uuid not in uuids:
-        return uuids[-1] if uuids else None
-    at = uuids.index(uuid)
-    return uuids[at - 1] if at else None
+        return None, []
+    earlier = uuids[:uuids.index(uuid)] if uuid in uuids else uuids
+    never = []
+    while earlier and earlier[-1] not in judged:
+        never.insert(0, earlier.pop())
+    return (earlier[-1] if earlier else None), never
+
+
+def never_judged_notes(sessions, reports_dir):
+    """A note on each of the newest SHOWN stored ``sessions`` never judged, and the count."""
+    more = [f'... and {len(sessions) - SHOWN} earlier stored session(s) never judged here '
+            f'either'] if len(sessions) > SHOWN else []
+    return [f'session {s} in the database was never judged by ssb-acceptance here (no report '
+            f'under {reports_dir}): not used as the previous session'
+            for s in sessions[-SHOWN:]] + more
 
 
 def _cases(session):
@@ -157,7 +174,9 @@ def against_baseline(rows):
     return regressed, improved
 
 
-def judge(session, compare_csv, baseline, previous, refs_path, verdicts=(), confidence=None):
+def judge(session, compare_csv, baseline, previous, refs_path, verdicts=(), confidence=None,
+          extra_notes=()):
+    """The summary of ``session``; ``extra_notes`` go after the judgement's own."""
     cases = _cases(session)
     failed = [{'test': tc.get('display_name') or tc.get('name'),
                'partition': f'{tc.get("system")}:{tc.get("partition")}',
@@ -181,7 +200,14 @@ def judge(session, compare_csv, baseline, previous, refs_path, verdicts=(), conf
                               drift_family.too_short(verdicts)) if n]
     if baseline and not rows:
         notes.append(f'ReFrame found nothing to compare with session {baseline}')
-    status = NOT_RUN if failed or not cases else DRIFT if regressed else OK
+    notes += list(extra_notes)
+    # Something had a basis: a history or a reference (ReFrame's performance check is one),
+    # or, with --baseline, a compared variable that has a tolerance.
+    judged = (any(tc.get('fail_phase') == 'performance' for tc in cases) or
+              (any(rule.policy(r['variable']) for r in rows) if baseline else
+               any(v.basis != 'none' for v in verdicts)))
+    status = (NOT_RUN if failed or not cases else DRIFT if regressed else
+              OK if judged else NOTHING_JUDGED)
     info = session.get('session_info', {})
     largest = sorted((r for r in rows if r['base']),
                      key=lambda r: -abs(r['value'] - r['base']) / abs(r['base']))

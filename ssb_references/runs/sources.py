@@ -8,6 +8,12 @@ class SelectionError(ValueError):
     """Options that select no runs, or that cannot go together."""
 
 
+def usable(runs):
+    """The runs that may count: their system and partition names are names, never paths
+    (runs/names.py), and no record decides a verdict alone (runs/records.py)."""
+    return records.checked(names.keep_named(runs))
+
+
 def load_runs(args, read=None, every_system=False):
     """(system, the runs selected; other systems' runs stay in for propose's check).
     ``read``, a list: gets every run in the order its sources hold them. ``every_system``:
@@ -33,7 +39,7 @@ def load_runs(args, read=None, every_system=False):
             raise SelectionError(f'no perflogs {where}: run the suite first, or pass --perflog '
                                  f'or --db')
         source = args.perflog_dir
-    runs = records.checked(names.keep_named(runs))    # no path, no verdict from one record
+    runs = usable(runs)
     if read is not None:
         read += runs
     systems = sorted({r.system for r in runs})
@@ -68,7 +74,7 @@ def read_all(tests, signature, perflog_dirs=(), perflogs=(), dbs=()):
         runs += perflog.read([path], test) if test in tests else []
     for db in dbs:
         runs += resultsdb.read(db, tests)
-    runs = records.checked(names.keep_named(runs))
+    runs = usable(runs)
     seen, unique, signatures = set(), [], {}
     for r in sorted(runs, key=lambda r: r.time):
         sig = signature(r)
