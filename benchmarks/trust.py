@@ -122,12 +122,18 @@ def acceptance_session(out, db, pinned, extra, confidence):
            '--', *extra]
     if pinned:
         cmd = ['taskset', '-c', '0'] + cmd
+    latest = os.path.join(out, 'latest')
+    before = os.readlink(latest) if os.path.islink(latest) else None
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
                           env=clean_env(RFM_SQLITE_DB_FILE=db,
                                         RFM_REFERENCE_PREFIX=os.path.dirname(db)))
-    with open(os.path.join(out, 'latest', 'summary.json')) as f:
+    if not os.path.islink(latest) or os.readlink(latest) == before:
+        # no report of this session: the one in latest/ is an earlier session's
+        sys.exit(f'error: ssb-acceptance published no report (exit {proc.returncode}): '
+                 f'{(proc.stderr or proc.stdout).strip()[-1500:]}')
+    with open(os.path.join(latest, 'summary.json')) as f:
         summary = json.load(f)
-    with open(os.path.join(out, 'latest', 'summary.txt')) as f:
+    with open(os.path.join(latest, 'summary.txt')) as f:
         summary['text'] = f.read()
     return proc.returncode, summary
 
