@@ -159,7 +159,7 @@ def of_run(variant=None, to_accuracy=False):
             and (to_accuracy or not o.to_accuracy)]
 
 
-@functools.lru_cache(maxsize=None)        # the table is fixed: read for every run of a history
+@functools.cache     # the table is fixed; read for every run of a history
 def workload_fields(variant=None, to_accuracy=False):
     """The test variables that define the work behind a result of ``variant``, or of the gap's
     pair of runs (None: both variants' options): the dataset (filled in by the tests from the
