@@ -32,7 +32,7 @@ import tempfile
 import time
 
 from ssb_references.acceptance.command import split_reframe_args
-from ssb_references.judge import drift
+from ssb_references.judge import acceptance_judge, drift
 from ssb_references.reffile import rule
 from ssb_references.runs import resultsdb
 from ssb_references.runs.run import TESTS, group, index_attrs
@@ -177,9 +177,9 @@ def acceptance(args, extra):
                 unchanged.add(summary['session'])
             judged = int(summary['notes'][0].split()[0]) if summary['notes'] else 0
             flagged = summary['regressed'] + summary['improved']
-            if status == 3:
+            if status == acceptance_judge.NOTHING_JUDGED:
                 nothing_judged.append(n)
-            if (status == 3) != (judged == 0):       # 3 exactly when no value was judged
+            if (status == acceptance_judge.NOTHING_JUDGED) != (judged == 0):   # exactly then
                 wrong_status.append(f'session {n}: exit {status}, {judged} values judged')
             throughput = [f'{i["variable"]} {i["change_pct"]:+.0f}%' for i in summary['regressed']
                           if i['variable'] in ('throughput', 'pixel_throughput')]

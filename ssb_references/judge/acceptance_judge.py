@@ -42,10 +42,8 @@ def previous_session(db, uuid, judged):
     except resultsdb.ResultsDBError:
         return None, []
     earlier = uuids[:uuids.index(uuid)] if uuid in uuids else uuids
-    never = []
-    while earlier and earlier[-1] not in judged:
-        never.insert(0, earlier.pop())
-    return (earlier[-1] if earlier else None), never
+    at = next((i for i in reversed(range(len(earlier))) if earlier[i] in judged), None)
+    return (None, earlier) if at is None else (earlier[at], earlier[at + 1:])
 
 
 def never_judged_notes(sessions, reports_dir):

@@ -7,7 +7,6 @@ shared by every run with the same others, its performance variables as a row of 
 under a shared list of names and units, and its logged references as a shared dict.
 """
 import sys
-from array import array
 from collections.abc import Mapping
 from operator import itemgetter
 
@@ -110,12 +109,12 @@ class Packer:
         return Fields({names[i]: values[i] for i in own}, shared, self.normalize)
 
     def perf(self, names, values, units):
-        """Perf of the variables ``names`` with these values and units."""
+        """Perf of the variables ``names`` with these values (an ``array('d')``) and units."""
         layout = self.layouts.get((names, units))
         if layout is None:
             layout = self.layouts[(names, units)] = ({n: i for i, n in enumerate(names)},
                                                      units)
-        return Perf(layout, values if isinstance(values, array) else array('d', values))
+        return Perf(layout, values)
 
     def logged_refs(self, key, make):
         """The logged references of texts ``key``, ``make()`` the first time."""

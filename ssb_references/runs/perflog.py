@@ -120,9 +120,10 @@ def _run(layout, fields, source, test, packer):
     units = layout.units(fields)
     try:                                  # all numbers (the usual case): parsed in one go
         values = array('d', map(float, layout.values(fields)))
+        complete = math.isfinite(sum(values))           # no NaN or inf among them
     except ValueError:                    # a 'None', an empty field: one at a time
-        values = [_float(fields[i]) for _, i, _, _ in layout.perf]
-    if isinstance(values, array) and math.isfinite(sum(values)):    # every value measured
+        values, complete = [_float(fields[i]) for _, i, _, _ in layout.perf], False
+    if complete:                          # every value measured
         names = layout.perf_names
     else:                                 # only the measured ones count
         kept = [k for k, v in enumerate(values) if v is not None and math.isfinite(v)]

@@ -12,7 +12,7 @@ import time
 
 from ssb_contract import perf
 
-from ssb_references.runs import notices
+from ssb_references.runs import compact, notices
 
 # Nodes' clocks differ by seconds, NTP-less ones by minutes: later than this is a wrong date.
 CLOCK_SKEW_S = 600
@@ -47,14 +47,16 @@ def _same(a, b):
     return a.perf == b.perf and dict(a.fields) == dict(b.fields)
 
 
-def _bad_values(perf):
-    """{variable: why} of the values that cannot count (value_problem)."""
-    numbers = perf.numbers() if hasattr(perf, 'numbers') else [v for v, _ in perf.values()]
+def _bad_values(measured):
+    """{variable: why} of a run's ``measured`` values (its perf) that cannot count
+    (value_problem)."""
+    numbers = (measured.numbers() if isinstance(measured, compact.Perf) else
+               [v for v, _ in measured.values()])
     # The usual record, all values plain and positive, is cleared in one pass in C.
     if numbers and min(numbers) >= 0 and max(numbers) <= LARGEST and math.isfinite(
             sum(numbers)):
         return {}
-    return {name: why for name, (value, _) in perf.items()
+    return {name: why for name, (value, _) in measured.items()
             if (why := value_problem(name, value))}
 
 
