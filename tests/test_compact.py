@@ -42,6 +42,7 @@ def test_compact_runs_hold_what_plain_dicts_held(tmp_path):
         assert all(run.fields.get(k) == v and k in run.fields for k, v in fields.items())
         assert run.fields.get('no such field', 'x') == 'x' and 'no such field' not in run.fields
         assert dict(run.perf) == perf and set(run.perf) == set(perf)
+        assert list(run.perf.values()) == list(perf.values())    # the Mapping's own view
         assert run.logged_refs == refs
     assert 'throughput' not in runs[9].perf and runs[7].get('epochs') == '5'
     assert runs[11].logged_refs['host_peak_memory'] == (700.0, None, None)

@@ -46,14 +46,15 @@ class Fields(Mapping):
 
 class Perf(Mapping):
     """variable -> (value, unit), the values in one array under shared names and units."""
-    __slots__ = ('layout', 'values')
+    # 'row', not 'values': an attribute of that name would hide Mapping.values().
+    __slots__ = ('layout', 'row')
 
-    def __init__(self, layout, values):
-        self.layout, self.values = layout, values       # layout: ({name: index}, units)
+    def __init__(self, layout, row):
+        self.layout, self.row = layout, row       # layout: ({name: index}, units)
 
     def __getitem__(self, name):
         at = self.layout[0][name]
-        return self.values[at], self.layout[1][at]
+        return self.row[at], self.layout[1][at]
 
     def __contains__(self, name):
         return name in self.layout[0]
@@ -66,14 +67,14 @@ class Perf(Mapping):
 
     def __eq__(self, other):
         if isinstance(other, Perf) and other.layout is self.layout:   # one read: one layout
-            return self.values == other.values
+            return self.row == other.row
         return Mapping.__eq__(self, other)
 
     __hash__ = None
 
     def numbers(self):
         """The values alone, in the layout's order."""
-        return self.values
+        return self.row
 
 
 class Packer:
